@@ -273,7 +273,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     from lionsim.reports.capped import capped_note
     from lionsim.reports.points import labels as point_labels
     from lionsim.reports.rates import efficiency_of, moved_words
-    from lionsim.reports.tables import crossing_words, speedup_text, winning_count
+    from lionsim.reports.tables import crossing_words, said_where, speedup_text, verdicts, winning_count
     from lionsim.reports.widths import fill, fit
 
     baseline = frame["baseline"].iloc[0]
@@ -305,11 +305,13 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         # between them first (fit's column), before a run name breaks after its '-'
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=name != "wins",
                          min_width=width if name == "run" else None, max_width=width if name == "run" else None)
-    for row in named.itertuples(index=False):
+    for group in verdicts(named):
+        row = group[0]
         if pd.isna(row.crossover):
             where, wins = "-", row.wins_where or NO_CROSSING_WORDS.get(row.wins, row.wins)
-        elif row.wins == "partly":  # an edge of the ties: where it starts (or stops) winning, the spans in words
-            where = f"{row.crossover:,.0f}" if sweep.variable == "workers" else f"{row.crossover:.4g} {sweep.unit}"
+        elif said_where(row):  # the edges of the ties, or every turn: its crossovers, the whole verdict once
+            where = ", ".join(crossing_words(r, unit=False) if sweep.variable == "workers"
+                              else f"{r.crossover:.4g} {sweep.unit}" for r in group)
             wins = row.wins_where
         elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep), its losing neighbour
             where = crossing_words(row, unit=False)
@@ -324,7 +326,9 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     if sweep.variable == "workers" and crossings["crossover"].notna().any():
         captions.append("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "
                         "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
-                        "that wins, or up to the last.")
+                        "that wins, or up to the last."
+                        + (" A count alone: the winning count next to ties (within 0.5% of 1.00x)."
+                           if (crossings["crossover"].notna() & crossings["loses_at"].isna()).any() else ""))
     if sweep.variable == "bandwidth":  # which rate the swept one is (lionsim.reports.rates)
         network = str(frame["network"].iloc[0]) if "network" in frame.columns else ""
         captions.append(moved_words(network, efficiency_of(frame), "bandwidth") + ".")

@@ -235,25 +235,18 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
         times = rows[TIMES[column]].to_numpy(dtype=float) if TIMES.get(column) in rows.columns else None
         # which segment crosses, and the tie rule (within TIE of 1.00x is level): between.py's, on the
         # line sweep.png draws; a point without a figure breaks it
-        found = False
-        for turn in crossing_points(values, speedups, times):
-            if turn.level != 1.0:  # an edge of a winning span: winning_spans below
-                continue
-            wins = turn.wins
-            if sweep.variable == "workers":
-                if r is None:
-                    raise ValueError("worker crossovers need the resolved config")
-                # on the segment the drawn line crosses 1 on (between.py's, ties included), else across the gap
-                low, high = (turn.segment, turn.segment + 1) if turn.segment >= 0 else (turn.i, turn.j)
-                at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[low]), int(values[high]),
-                                            wins == "above", column, memo))
-                loses = float(losing_neighbour(int(at), wins == "above", r.network.workers_per_node))
-                priced = {"speedup_at_crossover": _speedup_at(r, f"{strategy}@{transport}", int(at), column, memo),
-                          "speedup_at_loses": _speedup_at(r, f"{strategy}@{transport}", int(loses), column, memo)}
-            else:
-                at, loses, priced = turn.at, math.nan, {}
-            records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": "", **priced})
-            found = True
+        label = f"{strategy}@{transport}"
+        turns = crossing_points(values, speedups, times)
+        found = [] if not any(turn.level == 1.0 for turn in turns) else [
+            _turn_record(turn, values, sweep, r, label, column, memo) for turn in turns]
+        if len(found) > 1:  # it turns more than once: every row says where it wins, loses and ties
+            # a crossing across a gap (NaN over bandwidth) bounds its span at its winning point
+            edges = [(row["crossover"] if math.isfinite(row["crossover"])
+                      else float(values[turn.j if turn.wins == "above" else turn.i]), turn.wins)
+                     for row, turn in zip(found, turns)]
+            where = turning_words(values, speedups, edges, sweep, blank)
+            found = [{**found_row, "wins_where": where} for found_row in found]
+        records += [{**base, **found_row} for found_row in found]
         figured = speedups[np.isfinite(speedups)]
         sided = [v for v in sides(figured) if v]  # the tie rule's: wins and losses, no level points
         if not found:
@@ -273,6 +266,80 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
             for edge in sorted(e for span in spans for e in span if e is not None):
                 records.append({**base, "crossover": edge, "wins": wins, "loses_at": math.nan, "wins_where": where})
     return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)
+
+
+def _turn_record(turn, values: np.ndarray, sweep: Sweep, r: Resolved | None, label: str, column: str,
+                 memo: dict | None) -> dict:
+    """A crossover.csv row's crossing fields for one of between.crossing_points' turns of a run that
+    wins and loses: a crossing of 1.00x (level 1), or an edge where a win meets ties reaching no loss.
+    Over workers the counts between the two swept ones are priced for the whole count."""
+    if sweep.variable != "workers":
+        return {"crossover": turn.at, "wins": turn.wins, "loses_at": math.nan, "wins_where": ""}
+    if r is None:
+        raise ValueError("worker crossovers need the resolved config")
+    if turn.level != 1.0:  # an edge: the winning count next to the ties (at the winning point beside a gap)
+        win, other = (turn.i, turn.j) if turn.wins == "below" else (turn.j, turn.i)
+        at = (tie_edge(r, label, column, memo, values[win], values[other]) if turn.segment >= 0
+              else float(values[win]))
+        return {"crossover": at, "wins": turn.wins, "loses_at": math.nan, "wins_where": ""}
+    # on the segment the drawn line crosses 1 on (between.py's, ties included), else across the gap
+    low, high = (turn.segment, turn.segment + 1) if turn.segment >= 0 else (turn.i, turn.j)
+    at = float(worker_crossover(r, label, int(values[low]), int(values[high]), turn.wins == "above", column, memo))
+    loses = float(losing_neighbour(int(at), turn.wins == "above", r.network.workers_per_node))
+    return {"crossover": at, "wins": turn.wins, "loses_at": loses, "wins_where": "",
+            "speedup_at_crossover": _speedup_at(r, label, int(at), column, memo),
+            "speedup_at_loses": _speedup_at(r, label, int(loses), column, memo)}
+
+
+def turning_words(values: np.ndarray, speedups: np.ndarray, edges: list[tuple[float, str]], sweep: Sweep,
+                  blank: list | None = None) -> str:
+    """Where a run that turns more than once wins, from its crossovers `edges` (value, wins) in order:
+    the spans between them, each from an "above" to the next "below" (the sweep's ends where none),
+    then the swept points where it loses and ties: "wins from 16 to 24 and from 48 to 64 workers;
+    loses at 8, ties at 32 workers". Every change of side is said: one verdict, never "from 16" alone."""
+    unit = sweep.unit
+
+    def at(x: float) -> str:
+        return f"{x:,.0f}" if sweep.variable == "workers" else f"{x:.4g}"
+
+    spans, start = [], float(values[0])  # a run that wins at the first point wins from there
+    for x, wins in edges:
+        if wins == "above":
+            start = x
+        elif start is not None:
+            spans.append((start, x))
+            start = None
+        else:  # two "below" in a row cannot follow from between.py; kept whole rather than guessed
+            spans.append((x, x))
+    if start is not None and edges[-1][1] == "above":
+        spans.append((start, float(values[-1])))
+    words = [f"at {at(a)}" if a == b else f"from {at(a)} to {at(b)}" for a, b in spans]
+    side = sides(speedups)
+    said = [f"wins {in_words(words)} {unit}"]
+    for value, name in ((-1, "loses"), (0, "ties")):
+        points = [values[k] for k in range(len(values)) if side[k] == value and np.isfinite(speedups[k])]
+        if points:
+            said.append(f"{name} at {in_words(point_runs(points, values, at))}")
+    where = "; ".join(said[:1] + [", ".join(said[1:]) + f" {unit}"] if len(said) > 1 else said)
+    if blank:
+        where += f"; no time to target at {in_words([at(v) for v in blank])}"
+    return where
+
+
+def point_runs(points: list, values: np.ndarray, at) -> list[str]:
+    """Swept `points` in words, three or more neighbouring swept values as one run "a-b" (a dense
+    sweep's hundred points would read as a list)."""
+    index = [int(np.flatnonzero(values == p)[0]) for p in points]
+    runs: list[list[int]] = []
+    for k in index:
+        if runs and k == runs[-1][-1] + 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    out = []
+    for run in runs:
+        out += ([f"{at(values[run[0]])}-{at(values[run[-1]])}"] if len(run) > 2 else [at(values[k]) for k in run])
+    return out
 
 
 def extremes(values: np.ndarray, speedups: np.ndarray) -> dict[str, float]:

@@ -17,9 +17,12 @@ have a figure (a point without one breaks the line), the segment where speedup -
 sign or reaches 0. The tie rule: a speedup within TIE of 1.00x is level, neither a win nor a loss.
 A run that loses at one point and wins at a later one (level points, or points without a figure,
 between them) crosses 1 once there: on the segment nearest the winning point, so from the
-crossover to the winning side the line never reads below 1 again. A run that never loses but
-wins at some points and ties at others has an edge where the line leaves the tie band (1 + TIE)
-between a winning and a level neighbour; beside a point without a figure, at the winning point.
+crossover to the winning side the line never reads below 1 again; every such change of side is
+a crossing, however often the speedup turns. Where a win meets level points that reach no loss
+(a run that never loses but wins at some points and ties at others; or, in a run that also loses,
+ties between two wins or between a win and the sweep's end) the winning span has an edge where the
+line leaves the tie band (1 + TIE) between a winning and a level neighbour; beside a point
+without a figure, at the winning point.
 Over worker counts the same sides (sides) and segment (Crossing.segment) decide, and the crossover
 is a whole count on that segment: estimate prices the counts between its two ends, a bench sweep
 names the winning end where the two are neighbouring counts, else the span between them.
@@ -115,11 +118,23 @@ def crossing_points(x, speedup, times=None) -> list[Crossing]:
     def at(k: int, level: float) -> float:
         return crossing(x[k], x[k + 1], s[k], s[k + 1], t[k], t[k + 1], level=level)
 
+    def edge(k: int) -> Crossing:  # k and k + 1: one wins, the other ties or has no figure
+        win = k if side[k] > 0 else k + 1
+        at_edge = at(k, 1 + TIE) if joined[k] else float(x[win])  # the line stops at the winning point
+        return Crossing(at_edge, "above" if win == k + 1 else "below", k, k + 1,
+                        1 + TIE if joined[k] else float(s[win]), k if joined[k] else -1)
+
     out = []
     if (side < 0).any() and (side > 0).any():
         sided = [k for k in range(len(x)) if side[k] != 0]
+        # wins beside ties that reach no loss (before the first sided point, after the last, between
+        # two wins): the edges of the winning spans there, as a run that never loses has them
+        if side[sided[0]] > 0 and has[:sided[0]].any():
+            out.append(edge(sided[0] - 1))
         for i, j in zip(sided, sided[1:]):
             if side[i] == side[j]:
+                if side[i] > 0 and has[i + 1:j].any():
+                    out += [edge(i), edge(j - 1)]
                 continue
             # segments reaching 1 (not lying on it); the one nearest the winning point
             ks = [k for k in range(i, j) if joined[k] and (s[k] - 1) * (s[k + 1] - 1) <= 0
@@ -127,12 +142,8 @@ def crossing_points(x, speedup, times=None) -> list[Crossing]:
             k = (ks[-1] if side[j] > 0 else ks[0]) if ks else None
             out.append(Crossing(math.nan if k is None else at(k, 1.0), "above" if side[j] > 0 else "below", i, j, 1.0,
                                 -1 if k is None else k))
+        if side[sided[-1]] > 0 and has[sided[-1] + 1:].any():
+            out.append(edge(sided[-1]))
     elif (side > 0).any() and ((side == 0) & has).any():  # wins and ties, never loses: the span's edges
-        for k in range(len(x) - 1):
-            if (side[k] > 0) == (side[k + 1] > 0):
-                continue
-            win = k if side[k] > 0 else k + 1
-            edge = at(k, 1 + TIE) if joined[k] else float(x[win])  # the line stops at the winning point
-            out.append(Crossing(edge, "above" if win == k + 1 else "below", k, k + 1,
-                                1 + TIE if joined[k] else float(s[win]), k if joined[k] else -1))
+        out = [edge(k) for k in range(len(x) - 1) if (side[k] > 0) != (side[k + 1] > 0)]
     return out

@@ -29,7 +29,7 @@ from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
 from lionsim.reports.points import range_words
 from lionsim.reports.sweep_rows import Shown, every_point, shown_rows
-from lionsim.reports.tables import crossing_words, winning_count
+from lionsim.reports.tables import crossing_words, said_where, verdicts, winning_count
 from lionsim.reports.titles import profile_text
 from lionsim.reports.plots.to_target import NEEDS as TO_TARGET_NEEDS
 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER
@@ -136,6 +136,13 @@ def _config(frame: pd.DataFrame, directory: Path | None = None) -> str:
     return md_table(["option", "value"], rows)
 
 
+STEP_TIME_DIFFERS = ("Where each run's step is faster than the baseline's. The time-to-target crossovers below "
+                     "can differ: time to target also counts each run's steps to the target.")
+TIME_TO_TARGET_DIFFERS = ("Where each run reaches the target sooner than the baseline. These can differ from the "
+                          "step-time crossovers above: time to target also counts each run's steps to the target.")
+"""Why the report's two crossover tables (with --from-run) can disagree, said above each."""
+
+
 def _crossovers(crossings: pd.DataFrame, variable: str, rounds: dict[str, int] | None = None,
                 values=None) -> str:
     """The crossovers as a table; with the sweep's `values` and a crossover.csv that has them, each
@@ -144,13 +151,15 @@ def _crossovers(crossings: pd.DataFrame, variable: str, rounds: dict[str, int] |
         return "Only the baseline ran: no crossovers."
     ranged = values is not None and "speedup_best" in crossings.columns
     rows = []
-    for row in crossings.itertuples(index=False):
+    for group in verdicts(crossings):
+        row = group[0]
         if pd.isna(row.crossover):
             where = getattr(row, "wins_where", "")  # "partly": the ranges it wins (a CSV before it: absent)
             where, wins = "-", where if isinstance(where, str) and where else str(row.wins)
-        elif row.wins == "partly":  # an edge of the ties (estimate.sweep.crossovers): the spans in words
-            where, wins = (f"{row.crossover:,.0f}" if variable == "workers" else f"{row.crossover:.4g}"), \
-                str(getattr(row, "wins_where", "") or row.wins)
+        elif said_where(row):  # the edges of the ties, or every turn (estimate.sweep.crossovers): the verdict once
+            where = ", ".join(crossing_words(r, unit=False) if variable == "workers" else f"{r.crossover:.4g}"
+                              for r in group) + (" workers" if variable == "workers" else "")
+            wins = said_where(row)
         elif variable == "workers":  # as the terminal's table: the counts either side, the first that wins
             where, wins = crossing_words(row), winning_count(row)
         else:
@@ -201,8 +210,11 @@ def estimate_report(directory: Path) -> str:
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
     capped = capped_note(crossings, sorted(frame["sweep_value"].unique()))  # points past the library's cap
     values = sorted(frame["sweep_value"].unique())
-    parts += ["## Crossovers\n\n" + _crossovers(crossings, variable, rounds_of(frame), values)
-              + (f"\n\n{capped}" if capped else ""),
+    timed_too = to_target is not None and has_to_target(frame)  # --from-run: the time to target's crossovers too
+    parts += [("## Step-time crossovers\n\n" + (f"{STEP_TIME_DIFFERS}\n\n" if timed_too else "")
+               + _crossovers(crossings, variable, rounds_of(frame), values) + (f"\n\n{capped}" if capped else "")),
+              ("## Time-to-target crossovers\n\n" + f"{TIME_TO_TARGET_DIFFERS}\n\n"
+               + _crossovers(to_target, variable, rounds_of(frame), values)) if timed_too else "",
               "## Plots\n\n" + "\n\n".join(f"![{name.removesuffix('.png')}]({name})" for name in pngs),
               _notes(directory), _reproduce(directory)]
     return "\n\n".join(part for part in parts if part) + "\n"

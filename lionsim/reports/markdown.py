@@ -29,6 +29,7 @@ from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_note
 from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir, check_reportable
+from lionsim.reports.proxy_note import proxy_note
 from lionsim.reports.files import load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
 from lionsim.reports.tables import BENCH_ONE_RUN, ONE_RUN, diverged_at, diverged_note, speedup_cell
@@ -235,7 +236,7 @@ def _clock(backend: str | None, compute: str | None = None) -> str:
 
 
 def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, measured: bool = False,
-                     rounds: dict[str, int] | None = None) -> str:
+                     rounds: dict[str, int] | None = None, directory: Path | None = None) -> str:
     """Per (workload, workers, network): every run's time to the target loss (mean over seeds),
     the first one named. A run that missed the target in any seed is 'not reached'; a measured
     run's network named as its other tables name it (titles.named_network, from its run.json); a
@@ -256,7 +257,8 @@ def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, 
     note = f" (mean over {seeds} seeds)" if seeds > 1 else ""
     return md_table(["workers", "network", "target loss", "first to target", *runs], rows) + (
         f"\n\nTime to target: {clock} wall clock until the smoothed training loss (trailing mean over "
-        f"{FINAL_FRACTION:.0%} of the steps) first reaches the target{note}. " + _target_text(frame))
+        f"{FINAL_FRACTION:.0%} of the steps) first reaches the target{note}. " + _target_text(frame)
+        + (f" {said}" if not measured and (said := proxy_note(frame, str(directory or "DIR"), code=True)) else ""))
 
 
 def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, int] | None = None) -> str | None:
@@ -361,7 +363,7 @@ def _run_report(directory: Path) -> str:
         "## Configuration\n\n" + config,
         "## How each time was obtained\n\n" + _timing(meta),
         "## Summary\n\n" + _summary_rows(summary, clock, rounds),
-        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock, meta, measured, rounds),
+        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock, meta, measured, rounds, directory),
     ]
     accuracy = _accuracy_by_workers(summary, cfg, rounds) if summary["workers"].nunique() > 1 else None
     if accuracy:
@@ -427,7 +429,7 @@ def _sweep_report(directory: Path) -> str:
         compared = at_best_lr(summary, read_csv(directory / SWEEP_STEPS, ["cell"]))[0]
         at_best = "Each run at its best lr (above).\n\n"
     parts.append("## Which strategy reaches the target loss first\n\n" + at_best
-                 + _first_to_target(compared, clock, rounds=rounds))
+                 + _first_to_target(compared, clock, rounds=rounds, directory=directory))
     accuracy = _accuracy_by_workers(compared, bench, rounds)
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)

@@ -18,6 +18,7 @@ from lionsim.numbers import plural, sig, speedup_text, step_bytes
 from lionsim.reports.columns import (ACCURACY, eval_metric, label_name, metric_value, off_sim, recorded_rounds, run_label,
                                      strategy_text, workload_text)
 from lionsim.reports.obtained import UNKNOWN, run_times
+from lionsim.reports.proxy_note import proxy_note
 from lionsim.reports.run_steps import steps_text
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
@@ -244,6 +245,8 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             + ". sent: bytes per "
             "worker per step (per rank on gloo/nccl). bits: per parameter up/down. "
             + (f"speedup: baseline step / step. {_target_note(summary)}." if compared else f"{BENCH_ONE_RUN}.")
+            + (f" {said}" if compared and "target_loss" in summary.columns and summary["target_loss"].notna().any()
+               and (said := proxy_note(summary, str(((meta or {}).get("config") or {}).get("out") or "DIR"))) else "")
             + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "
                "better." if own else "")
             + (f" {diverged_note(compared)}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
@@ -348,6 +351,29 @@ def crossing_words(row, unit: bool = True) -> str:
     at, loses = int(row.crossover), getattr(row, "loses_at", float("nan"))
     words = f"{at:,}" if loses != loses else "{:,}-{:,}".format(*sorted((at, int(loses))))
     return plural(words, "worker") if unit else words
+
+
+def said_where(row) -> str:
+    """A crossover.csv row's wins_where where it has one: the whole verdict of a run that turns more
+    than once or wins "partly" (lionsim.estimate.sweep.crossovers), which every output says in place
+    of one crossing's side; "" otherwise (an older CSV without the column too)."""
+    where = getattr(row, "wins_where", "")
+    return where if isinstance(where, str) else ""
+
+
+def verdicts(crossings) -> list[list]:
+    """crossover.csv's rows (itertuples) grouped as the tables show them: a run's rows that share one
+    wins_where (its edges where it wins "partly", or each turn of a run that turns more than once) are
+    one table row, its crossovers listed and its verdict said once; every other row is its own."""
+    groups: list[list] = []
+    for row in crossings.itertuples(index=False):
+        last = groups[-1][-1] if groups else None
+        if (last is not None and said_where(row) and said_where(last) == said_where(row)
+                and (last.strategy, last.transport) == (row.strategy, row.transport)):
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    return groups
 
 
 def winning_count(row) -> str:

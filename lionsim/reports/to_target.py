@@ -230,8 +230,11 @@ def crossover_words(crossings: pd.DataFrame, variable: str, values=None) -> str:
     lines = []
     for row in crossings.itertuples(index=False):
         label = f"{row.strategy}@{row.transport}"
-        where = getattr(row, "wins_where", "")  # "partly"'s spans, or the points with a figure
-        if row.wins == "no figure":
+        where = getattr(row, "wins_where", "")  # "partly"'s spans, the points with a figure, or every turn
+        if not pd.isna(row.crossover) and isinstance(where, str) and where:  # its rows share one verdict: once
+            if f"- {label}: {where}" not in lines:
+                lines.append(f"- {label}: {where}")
+        elif row.wins == "no figure":
             lines.append(f"- {label}: no time to target at any point")
         elif pd.isna(row.crossover) and isinstance(where, str) and where:
             lines.append(f"- {label}: {where}")

@@ -85,4 +85,4 @@ def test_the_report_names_the_library_and_carries_the_cap_and_flip_notes(swept):
                  "(NCCL chooses on the link: a flip can slow a step)",
                  "ring/simple at 0.1-31.6 GB/s; tree/simple at 100 GB/s"):
         assert note in said and note in report, note  # what the terminal printed, the report carries
-    assert "capped: NCCL moves at most 1.96 GB/s a node" in report.split("## Crossovers")[1]
+    assert "capped: NCCL moves at most 1.96 GB/s a node" in report.split("## Step-time crossovers")[1]

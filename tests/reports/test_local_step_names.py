@@ -51,7 +51,7 @@ def test_the_crossover_table_and_the_report_name_h(swept):
     assert set(rows.loc[rows["strategy"] == "diloco", "round_steps"]) == {H}
     assert runs(said.split("crossovers against")[1]) == [expected("diloco", "fp32-allreduce")]
     report = (out / "report.md").read_text()
-    for heading in ("Step time by bandwidth", "Speedup against", "Bytes one node sends across nodes", "Crossovers"):
+    for heading in ("Step time by bandwidth", "Speedup against", "Bytes one node sends across nodes", "Step-time crossovers"):
         section = report.split(f"## {heading}")[1].split("\n## ")[0]
         assert expected("diloco", "fp32-allreduce") in section and "| diloco@" not in section, heading
 

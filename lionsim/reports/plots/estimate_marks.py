@@ -13,6 +13,7 @@ import pandas as pd
 from lionsim.reports.between import TIMES, curve
 from lionsim.reports.columns import NETWORK_GBPS, run_name, strategy_text
 from lionsim.reports.rates import efficiency_of
+from lionsim.reports.tables import said_where
 from lionsim.reports.plots.style import TITLE_CHARS, fold_label, labelled_log_axis
 
 LOG_SPEEDUPS = 10.0
@@ -68,13 +69,16 @@ def replaced_workers(variable: str, values, workers: int | None) -> str:
 def crossover_label(row, rounds: dict[str, int] | None = None) -> str:
     """A crossover's legend entry: what the dotted line marks, as the crossover table says it, the
     run named as estimate names it (run_name: its H from `rounds`)."""
-    return f"{run_name(row.strategy, row.transport, rounds)} {_crossover_words(row)}"
+    words = _crossover_words(row)
+    return f"{run_name(row.strategy, row.transport, rounds)}{'' if words.startswith(chr(10)) else ' '}{words}"
 
 
 def _crossover_words(row) -> str:
     """What a crossover's line marks, after the run's name: "wins from 16 workers\n(8 loses: ...)"."""
     where = getattr(row, "wins_where", "")
-    if row.wins == "partly" and isinstance(where, str) and where:  # an edge of the ties, not a crossing of 1
+    if isinstance(where, str) and where and ";" in where:  # a run that turns more than once: its verdict
+        return "\n" + where.replace("; ", ";\n")  # under its name, a line a clause
+    if isinstance(where, str) and where:  # an edge of the ties, not a crossing of 1
         return where.replace(", ", ",\n", 1)
     if row.variable == "workers":
         loses = getattr(row, "loses_at", math.nan)
@@ -84,17 +88,32 @@ def _crossover_words(row) -> str:
     return f"wins {row.wins} {row.crossover:.3g} GB/s\n(interpolated crossing)"
 
 
-def shared_label(rows, rounds: dict[str, int] | None = None) -> str:
+def shared_label(rows, rounds: dict[str, int] | None = None, said: set | None = None) -> str:
     """The legend entry of one dotted line: crossover_label for one run; for runs that cross at the
     same value (one grey line), each run on a line of its own and, where they say the same
-    ("wins from 16 workers"), those words once ("each wins from 16 workers"), else each run's own."""
+    ("wins from 16 workers"), those words once ("each wins from 16 workers"), else each run's own.
+    `said`: the runs whose whole verdict (wins_where) an earlier line's entry gave, each added here
+    as it is given: a later line of theirs says "also turns at 40", not the verdict again."""
+    said = set() if said is None else said
+
+    def one(row) -> str:
+        key = (row.strategy, row.transport)
+        if said_where(row) and key in said:
+            unit = "workers" if row.variable == "workers" else "GB/s"
+            return f"{run_name(row.strategy, row.transport, rounds)} also turns at {crossover_value(row)} {unit}"
+        if said_where(row):
+            said.add(key)
+        return crossover_label(row, rounds)
+
     if len(rows) == 1:
-        return crossover_label(rows[0], rounds)
+        return one(rows[0])
     words = {_crossover_words(row) for row in rows}
     runs = [run_name(row.strategy, row.transport, rounds) for row in rows]
-    if len(words) == 1 and (said := words.pop()).startswith("wins "):
-        return ",\n".join(runs) + "\neach " + said
-    return "\n".join(crossover_label(row, rounds) for row in rows)
+    if len(words) == 1 and (shared := words.pop()).startswith("wins ") and not any(
+            said_where(row) and (row.strategy, row.transport) in said for row in rows):
+        said.update((row.strategy, row.transport) for row in rows if said_where(row))
+        return ",\n".join(runs) + "\neach " + shared
+    return "\n".join(one(row) for row in rows)
 
 
 def crossover_value(row) -> str:
@@ -142,9 +161,12 @@ def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: f
     span = math.log(high / low) if high > low > 0 else 0.0
     rows = list(marked.itertuples(index=False))
     at_x: dict[float, list] = {}  # runs crossing at the same value share one line and one label
+    said: set[tuple[str, str]] = set()  # a run's turns share one verdict: said once in the legend
     for row in rows:
         # the exact value: grouped on its 3 figures, 4096 and 4104 workers shared one line at 4096
-        at_x.setdefault(float(row.crossover), []).append(row)
+        same = at_x.setdefault(float(row.crossover), [])
+        if all((r.strategy, r.transport) != (row.strategy, row.transport) for r in same):  # a turn's two edges
+            same.append(row)
     for i, (at, same) in enumerate(at_x.items()):
         text = crossover_value(same[0])
         # one run: its colour; several: grey, each run named ("16: dlion-mavo, powersgd"), where two
@@ -152,8 +174,7 @@ def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: f
         colour = colours[f"{same[0].strategy}@{same[0].transport}"] if len(same) == 1 else "dimgrey"
         ax.axvline(at, color=colour, linestyle=":", linewidth=1.0)
         if named is not None:  # the line's legend entry, as drawn, in the panel that holds the legend
-            named.plot([], [], color=colour, linestyle=":", linewidth=1.0,
-                       label=shared_label(same, rounds))
+            named.plot([], [], color=colour, linestyle=":", linewidth=1.0, label=shared_label(same, rounds, said))
         if len(same) > 1:
             text += ": " + ", ".join(dict.fromkeys(
                 strategy_text(row.strategy, (rounds or {}).get(f"{row.strategy}@{row.transport}", 1))
