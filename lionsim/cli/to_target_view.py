@@ -83,7 +83,8 @@ def _table(frame: pd.DataFrame, width: int, column: bool) -> Table:
     width = run_width([(strategy_text(r.strategy, getattr(r, ROUND_STEPS, 1), True) + mark, r.transport)
                        for r in rows], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    for name in ("steps", "time", *(["band"] if band else []), "speedup", *(["speedup band"] if speedups and column else [])):
+    for name in ("steps", "time", *(["band"] if band else []), "speedup",
+                 *(["speedup band"] if speedups and column else [])):
         table.add_column(name, justify="right", no_wrap=True)
     for row in rows:
         label = f"{row.strategy}@{row.transport}"

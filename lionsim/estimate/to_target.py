@@ -38,15 +38,17 @@ with sigma_S = 0 where --steps / --tokens gives S. The speedup's band (to_target
 pairs the ends that share one S: the baseline's time over the run's at both low ends, and at both
 high ends, the smaller of the two its low end (speedup_band). Every run's band takes the same
 S -/+ sigma_S, so this counts S's spread once; the crossed pairs (the baseline's low end over the
-run's high end) would count it twice. NaN where either run has no band (or no lower end). A fit extrapolated so far that S(N) or rho(N)
-falls to zero or below is held at its value at the nearest measured worker count (the note says
-`clamped`, and the command prints a hint that --steps / --tokens sets S at scale): a run to target
-of no steps is not a figure, and the nearest measurement is the least assumption. Where n = k (one run, or one point per
-coefficient: an exact fit) there is no spread to measure and no band (NaN), and the note says so: a
-line through two worker counts "fitted on 2 counts: no band", one cell "no band: one bench run, no spread
-to measure (...)" or "no band: one cell reached the target, at 8 workers: ...". A run measured at
-other worker counts than the estimate's is marked: `beyond` when N lies outside the measured
-range (extrapolated), a note beside a bench run measured at one N.
+run's high end) would count it twice. NaN where either run has no band (or no lower end).
+
+A fit extrapolated so far that S(N) or rho(N) falls to zero or below is held at its value at the
+nearest measured worker count (the note says `clamped`, and the command prints a hint that --steps /
+--tokens sets S at scale): a run to target of no steps is not a figure, and the nearest measurement
+is the least assumption. Where n = k (one run, or one point per coefficient: an exact fit) there is
+no spread to measure and no band (NaN), and the note says so: a line through two worker counts
+"fitted on 2 counts: no band", one cell "no band: one bench run, no spread to measure (...)" or "no
+band: one cell reached the target, at 8 workers: ...". A run measured at other worker counts than
+the estimate's is marked: `beyond` when N lies outside the measured range (extrapolated), a note
+beside a bench run measured at one N.
 
 Two bounds keep the fit of rho from saying more than the run measured (ratio_at):
 

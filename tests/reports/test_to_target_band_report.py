@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 import lionsim.reports.plots.to_target as to_target_plots
@@ -102,7 +103,8 @@ def test_report_of_one_estimate_has_the_speedups_band_column(tmp_path):
     report = (out / "report.md").read_text()
     row = pd.read_csv(out / "estimate.csv").set_index("strategy").loc["dlion-mavo"]
     assert "| run | convergence of | steps | time | band | speedup | speedup band | phases | note |" in report
-    assert f"| {row.to_target_speedup:.2f}x | {row.to_target_speedup_lo:.2f}-{row.to_target_speedup_hi:.2f}x |" in report
+    lo, hi = row.to_target_speedup_lo, row.to_target_speedup_hi
+    assert f"| {row.to_target_speedup:.2f}x | {lo:.2f}-{hi:.2f}x |" in report
 
 
 def test_the_report_of_a_sweep_without_a_band_says_why(tmp_path):
@@ -114,3 +116,27 @@ def test_the_report_of_a_sweep_without_a_band_says_why(tmp_path):
     assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
     report = (out / "report.md").read_text()
     assert "No band: one bench run, no spread to measure (a sweep over seeds gives one)." in report
+
+
+def test_an_estimate_sweeps_plot_shades_the_speedups_band(tmp_path, monkeypatch):
+    from matplotlib.collections import PolyCollection
+
+    from lionsim.cli.app import main
+
+    got = {}
+    monkeypatch.setattr(to_target_plots, "save", lambda fig, path: got.update({Path(path).stem: fig}) or [])
+    out = tmp_path / "est"
+    try:
+        main(["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--network", "h100x8-100gbe",
+              "-s", "adamw", "-s", "dlion-mavo", "--from-run", str(sweep_dir(tmp_path, CELLS)),
+              "--sweep", "workers=64,128", "--out", str(out)])
+    except SystemExit as done:
+        assert done.code == 0
+    dlion = pd.read_csv(out / "sweep.csv").query("strategy == 'dlion-mavo'")
+    bottom = got["to_target"].axes[1]
+    shades = [c for c in bottom.collections if isinstance(c, PolyCollection)]
+    assert len(shades) == 1  # dlion's: the baseline's speedup against itself has no band
+    ys = shades[0].get_paths()[0].vertices[:, 1]
+    assert min(ys) == pytest.approx(dlion["to_target_speedup_lo"].min())
+    assert max(ys) == pytest.approx(dlion["to_target_speedup_hi"].max())
+    assert "Shaded below: the speedup's band" in caption(got["to_target"])

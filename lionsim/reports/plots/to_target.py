@@ -238,7 +238,9 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     title_with_caption(fig, f"Modelled time to target against {variable}: {model_name(first)}",
                        f"{fixed}, {first['device']}" + (f"; {replaced}" if replaced else ""),
                        _caption(first, fixed, "Shaded" if _has_band(frame) else "") + _no_band_line(frame)
-                       + _extrapolated_line(frame) + _unfit_line(frame))
+                       + _extrapolated_line(frame) + _unfit_line(frame)
+                       + ("\nShaded below: the speedup's band, the baseline's time over the run's at both bands' low "
+                          "ends and at both high ends." if _speedup_bands(frame) else ""))
     values = sorted(frame["sweep_value"].unique())
     span, ends = (values[0], values[-1]), set()  # the x range drawn: the swept values; the measured ends in it
     if variable == "workers":  # the measured counts shaded where they meet the swept range: beyond, the fits extend
@@ -286,6 +288,14 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
                     linewidth=1.6)
         bottom.plot(rows["sweep_value"], rows["to_target_speedup"], linestyle="none",
                     **{k: v for k, v in style.items() if k != "linewidth"})
+        if "to_target_speedup_hi" in rows.columns:  # the speedup's band, shaded as the time's (a CSV from before: none)
+            both = rows["to_target_speedup_lo"].notna() & (rows["to_target_speedup_hi"] != rows["to_target_speedup_lo"])
+            if both.any():
+                xs = rows["sweep_value"][both]
+                lo, hi = ((curve(xs, rows[c][both])[1] if variable == "bandwidth" else rows[c][both])
+                          for c in ("to_target_speedup_lo", "to_target_speedup_hi"))
+                bottom.fill_between(curve(xs, rows["to_target_speedup_lo"][both])[0] if variable == "bandwidth"
+                                    else xs, lo, hi, color=colours[label], alpha=0.15, linewidth=0)
     mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours, *span, top, rounds)
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":  # a rise past a socket fabric's cap is NCCL's choice: the note says so
@@ -296,7 +306,8 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
     bottom.set_xlim(span[0] / 1.1, span[1] * 1.1)
-    log = speedup_axis(bottom, frame["to_target_speedup"])
+    log = speedup_axis(bottom, pd.concat([frame[c] for c in ("to_target_speedup", "to_target_speedup_lo",
+                                                              "to_target_speedup_hi") if c in frame.columns]))
     top.set_yscale("log")
     plain_log(top.yaxis)
     if variable == "workers" and len(values) <= MAX_VALUE_TICKS:
