@@ -61,8 +61,8 @@ def no_band_words(frame: pd.DataFrame) -> str:
     whys = []
     for row in frame.itertuples(index=False):
         for part in text(row.to_target_note).split("; "):
-            why = (part.removeprefix("no band: ") if part.startswith("no band: ")
-                   else part if part.endswith("no band") else "")
+            why = (part.removeprefix("no band: ") if part.startswith("no band: ")  # TWO_COUNTS' reworded
+                   else "fitted through 2 worker counts, no spread to measure" if part.endswith("no band") else "")
             if why and why not in whys:
                 whys.append(why)
     return "; ".join(whys)

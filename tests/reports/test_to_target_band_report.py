@@ -140,3 +140,11 @@ def test_an_estimate_sweeps_plot_shades_the_speedups_band(tmp_path, monkeypatch)
     assert min(ys) == pytest.approx(dlion["to_target_speedup_lo"].min())
     assert max(ys) == pytest.approx(dlion["to_target_speedup_hi"].max())
     assert "Shaded below: the speedup's band" in caption(got["to_target"])
+
+
+def test_the_caption_of_a_line_through_two_counts_says_why_once(tmp_path, monkeypatch):
+    root = sweep_dir(tmp_path, {(4, 0): {RUNS[0]: 90, RUNS[1]: 72}, (8, 0): {RUNS[0]: 90, RUNS[1]: 83}})
+    frame = estimate(EstimateConfig(**BASE, strategies=RUNS[:2], from_run=str(root)))
+    assert "fitted on 2 counts: no band" in frame["to_target_note"].iloc[1]
+    said = caption(drawn(frame, monkeypatch, tmp_path))
+    assert "No band: fitted through 2 worker counts, no spread to measure." in said and said.count("no band") == 0
