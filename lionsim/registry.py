@@ -44,8 +44,8 @@ def nearest(name: object, choices: Iterable[str]) -> list[str]:
     whose start it shares longest, where that is at least PREFIX_LEAST characters and four fifths of
     what was typed (`dlionn` is a dlion-* strategy, not `lion`, nearer by difflib's ratio), or only
     the one it holds whole where there is one (`adamww` is adamw, not adamw@fp32-allreduce); else
-    those of difflib's best ratio, at least 0.6. `gpt2` is as near to gpt2-124m as to gpt2-345m, and
-    naming one of them would pick for the user."""
+    those of difflib's best ratio, at least 0.6. `vit` is as near to vit-s as to vit-b, and naming
+    one of them would pick for the user."""
     key, unique = str(name).lower(), list(dict.fromkeys(choices))
     shared = {choice: _shared_start(choice.lower(), key) for choice in unique}
     longest = max(shared.values(), default=0)

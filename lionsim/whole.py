@@ -1,14 +1,15 @@
 """Whole numbers as the user types them: every whole-number option (--workers, --steps, --threads,
 --eval-samples, a strategy's integer flag ...) reads 1000, 1e3 or 2.5e3 exactly, as a decimal
-(`read_whole`), and keeps the text it was read from, so that every refusal echoes the value as
-typed (`typed`): "bad --steps 1e50", not its fifty-one digits. Also the most workers any command
+(`read_whole`), a count such as --params also 350M or 1.5B (`read_count`), and keeps the text it
+was read from, so that every refusal echoes the value as typed (`typed`): "bad --steps 1e50", not
+its fifty-one digits. Also the most workers any command
 takes (MAX_WORKERS) and the most steps (MAX_STEPS), whose ranges lionsim.ranges words. No imports
 beyond the standard library: the checks that run before torch loads use it.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
 
 WHOLE = "a whole number (1000, 1e3 or 2.5e3)"
 """What read_whole takes, in its refusals."""
@@ -55,17 +56,44 @@ def read_whole(text: str | int) -> int:
     is 10**30 exactly, not float's 1000000000000000019884624838656). NotWhole (a ValueError), saying
     what is accepted and why not, where it is not whole (1.5), not finite (inf, nan) or has MAX_DIGITS
     digits or more. An int (a default, a config file's) is returned as it is."""
+    return _read(text, {}, WHOLE)
+
+
+COUNT_SUFFIXES = {"k": 3, "m": 6, "b": 9, "t": 12}
+"""A count's suffixes (read_count), any case, as powers of ten: thousand, million, billion,
+trillion, as model sizes are written (GPT-2 350M, LLaMA 7B). G is not one: `comm --sizes` reads G as
+2^30 bytes."""
+COUNT = "a whole number (1000, 1e3, 2.5e3, 350M or 1.5B; K, M, B, T: 1e3, 1e6, 1e9, 1e12, any case)"
+"""What read_count takes, in its refusals."""
+
+
+def read_count(text: str | int) -> int:
+    """read_whole, also taking a trailing K, M, B or T in any case (COUNT_SUFFIXES): "350M" is
+    350,000,000 and "1.5B" 1,500,000,000, exactly (the decimal's exponent shifted, never rounded)."""
+    return _read(text, COUNT_SUFFIXES, COUNT)
+
+
+def _read(text: str | int, powers: dict[str, int], forms: str) -> int:
+    """read_whole with a trailing suffix of `powers` (a power of ten each) taken; `forms`: what is
+    accepted, in a refusal."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
     shown = str(text).strip()
+    power = powers.get(shown[-1:].lower(), 0)
     try:
-        value = Decimal(shown)
+        value = Decimal(shown[:-1].strip() if power else shown)
     except InvalidOperation:
         value = None
+    if value is not None and value.is_finite() and power:
+        if value.adjusted() + power >= MAX_DIGITS:  # refused below by its digits, not built
+            value = Decimal(f"1e{MAX_DIGITS}")
+        else:  # exact: a context as precise as the digits typed, the exponent shifted
+            value = value.scaleb(power, context=Context(prec=max(1, len(value.as_tuple().digits)),
+                                                        Emax=MAX_EMAX, Emin=MIN_EMIN))
     if value is None or not value.is_finite() or value != value.to_integral_value():
-        raise NotWhole(f"takes {WHOLE}; got {text!r}", "not a whole number")
+        raise NotWhole(f"takes {forms}; got {text!r}", "not a whole number")
     if value.adjusted() >= MAX_DIGITS:  # 1e999999999 would build a number of a billion digits
-        raise NotWhole(f"takes {WHOLE} of fewer than {MAX_DIGITS} digits; got {text!r}",
+        raise NotWhole(f"takes {forms} of fewer than {MAX_DIGITS} digits; got {text!r}",
                        f"{MAX_DIGITS} digits or more")
     return Whole(int(value), shown)
 

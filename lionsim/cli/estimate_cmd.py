@@ -16,20 +16,22 @@ from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
 from lionsim.compute.devices import device_choices  # no torch: the presets' names, for --help
-from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
+from lionsim.compute.models import MODELS, model_choices  # no torch: the presets' names, for --help
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.estimate.plain import count_range  # no torch: the counts' ranges, for their refusals
 from lionsim.network.cost import AUTO
+from lionsim.whole import read_count
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 
 Model = Annotated[Optional[str], typer.Option(
-    "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
+    "--model", "-m", help=f"Model preset: {model_choices()} (resnet50-tf: ResNet-50 with TensorFlow's "
                           "weight layout, the factors PowerSGD sends from TF code); or your own: FILE.py:FUNC or "
                           "module:FUNC returning an nn.Module or (module, example_input), built on the meta device, "
                           "its FLOPs counted.")]
 Params = Annotated[Optional[int], typer.Option(
-    "--params", parser=o.whole_in(count_range("params")),
-    help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
+    "--params", parser=o.whole_in(count_range("params"), read_count),
+    help="Parameters instead of a preset, e.g. 3e9, 350M or 1.5B (K, M, B, T: 1e3 to 1e12, any case; "
+         "needs --tokens-per-worker).")]
 Tensors = Annotated[Optional[int], typer.Option(
     "--tensors", parser=o.whole_in(count_range("tensors")),
     help="Parameter tensors: per-tensor scales, and the compute's launch floor (3 kernels a tensor); default: "
@@ -222,6 +224,8 @@ def estimate_cmd(
 
         traced = estimate_trace(cfg)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
+    if fields.get("model") in MODELS:  # a preset in its listed name, an alias (gpt2-medium) as its preset's
+        taken["model"] = frame["model"].iloc[0]
     swept_notes = [*swept.algorithm_notes, *point_lines(frame, swept)] if swept is not None else []
     record = _record(taken, sweep, need, trace, footnotes(frame, swept_notes), frame.attrs.get("baseline_line", ""),
                      network_given.to_dict())
@@ -247,7 +251,8 @@ def estimate_cmd(
         # a script reading the CSV is told what the caption says of how rows were priced (its local_steps
         # and library columns hold the values; these say what they imply)
         for note in (short_bench_note(frame), *frame.attrs.get("built_notes", ()), library_hint(frame),
-                     memory_note(frame), unmeasured_note(frame), frame.attrs.get("slower_line", "")):
+                     memory_note(frame), unmeasured_note(frame), frame.attrs.get("slower_line", ""),
+                     frame.attrs.get("tokens_line", "")):
             if note:
                 err_console.print(f"note: {note}", markup=False, highlight=False)
     else:
@@ -279,6 +284,7 @@ def _own_steps_hint(frame) -> str:
     """OWN_STEPS_HINT with the baseline's steps at scale, "" where the run's model is known to be near the
     priced size (within FAR_SMALLER: its own steps may stand) or the baseline has no figure."""
     from lionsim.estimate.to_target import FAR_SMALLER, OWN_STEPS_HINT
+    from lionsim.numbers import plural
 
     if "to_target_params" not in frame.columns:
         return ""
@@ -289,7 +295,7 @@ def _own_steps_hint(frame) -> str:
     if (isinstance(proxy, (int, float)) and proxy > 0 and float(first["params"]) < FAR_SMALLER * proxy) or not (
             steps == steps):
         return ""
-    return OWN_STEPS_HINT.format(steps=f"{steps:,.0f} steps")
+    return OWN_STEPS_HINT.format(steps=plural(f"{steps:,.0f}", "step"))
 
 
 def _baseline_clamped(frame) -> bool:

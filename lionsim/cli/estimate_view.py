@@ -164,7 +164,9 @@ def run_table(frame: pd.DataFrame) -> Table:
     table = Table(title=f"a whole run of {plural(f'{first.run_steps:,}', 'step')}", caption=(
         "time: the run's length (h:mm:ss; past a day in days, d, past a year in years, y); mean step and steady "
         "step in ms; speedup: the baseline's run / this run; "
-        "phases: the steps of each kind the run has."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        "phases: the steps of each kind the run has."
+        + (f"\n{frame.attrs['tokens_line']}" if frame.attrs.get("tokens_line") else "")),
+        caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("time", "mean step", "steady", "speedup"):

@@ -55,22 +55,23 @@ class NotWhole(typer.BadParameter):
         self.text, self.why, self.accepted = text, why, accepted
 
 
-def whole_number(text: str | int) -> int:
+def whole_number(text: str | int, read=read_whole) -> int:
     """A whole-number option's value (lionsim.whole.read_whole: 1000, 1e3 or 2.5e3, exactly, keeping its
-    text for refusals to echo); refused in one line where it is not whole (1.5) or not finite."""
+    text for refusals to echo; `read`: read_count for a count that also takes 350M); refused in one
+    line where it is not whole (1.5) or not finite."""
     try:
-        return read_whole(text)
+        return read(text)
     except whole.NotWhole as e:
         raise NotWhole(str(text).strip(), e.why) from None
 
 
-def whole_in(accepted: str):
+def whole_in(accepted: str, read=read_whole):
     """whole_number for an option whose range is `accepted` (lionsim.ranges' words): a value that is
-    no whole number is refused with the range a whole one out of it gets (`--params 1B` as `--params
+    no whole number is refused with the range a whole one out of it gets (`--params 1.5.3` as `--params
     0`), not only the form a whole number takes."""
     def parse(text: str | int) -> int:
         try:
-            return whole_number(text)
+            return whole_number(text, read)
         except NotWhole as e:
             raise NotWhole(e.text, e.why, accepted) from None
 

@@ -33,6 +33,29 @@ def proxy_size(first) -> str:
             f"{named} ({priced:,.0f} params, {priced / proxy:,.0f}x), and convergence may change with size.")
 
 
+def fitted_text(first) -> str:
+    """How a sweep's ratios were taken across worker counts, as the caption says it: fitted against log N
+    over two or more, measured at one only (no fit); a bench run's, nothing (its one N)."""
+    if first["to_target_kind"] != "sweep":
+        return ". "
+    counts = str(first["to_target_workers"]).split()
+    if len(counts) == 1:
+        return f" (measured at {int(counts[0]):,} workers only; no fit). "
+    return " (fitted against log N over its worker counts). "
+
+
+def lr_edge_lines(frame: pd.DataFrame) -> list[str]:
+    """The lr sweep's warnings that a best lr lies at its grid's edge (lionsim.reports.best_lr), for the
+    runs the figures came from and the baseline, whose lr moves every ratio: repeated, as a wider grid
+    may move the figure. [] where there are none (or the column predates them)."""
+    edges = frame["to_target_lr_edges"].iloc[0] if "to_target_lr_edges" in frame.columns else ""
+    if not isinstance(edges, str) or not edges:
+        return []
+    used = {frame["to_target_baseline"].iloc[0], *(m for m in frame["to_target_match"] if isinstance(m, str) and m)}
+    return [f"{edge} (the lr sweep's warning: a figure from it may move)." for edge in edges.split("; ")
+            if any(edge.startswith(f"{label}, N=") for label in used)]
+
+
 def to_target_table(frame: pd.DataFrame) -> Table:
     """One row per run: steps to target at scale, the run's time (and band), the speedup (and its band,
     where the terminal is wide enough: else estimate.csv's columns, which the caption names); the notes
@@ -63,6 +86,10 @@ def _table(frame: pd.DataFrame, width: int, column: bool) -> Table:
              for row, parts in zip(rows, each) if any(p not in common for p in parts)]
     if words := unfit_words(frame):  # what the mark beside those runs' names says
         said.append(f"{UNFIT} {words}.")
+    said += lr_edge_lines(frame)
+    whole = "run_s" in frame.columns and frame["run_s"].notna().any()  # --steps / --tokens: its table says it
+    if not whole and frame.attrs.get("tokens_line"):
+        said.append(frame.attrs["tokens_line"])
     band = any(band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s) != "-" for r in rows)
     speedups = any(speedup_band_text(r) != "-" for r in rows)
     table = Table(
@@ -71,7 +98,7 @@ def _table(frame: pd.DataFrame, width: int, column: bool) -> Table:
                  f"{first['to_target_baseline']}'s steps to target at scale "
                  f"({first['to_target_basis']}) x each run's steps to target relative to "
                  f"{first['to_target_baseline']}'s there"
-                 + (" (fitted against log N over its worker counts). " if first["to_target_kind"] == "sweep" else ". ")
+                 + fitted_text(first)
                  + "time: a run of those steps priced with every phase it has. "
                  + ("band: the fits' residual spread. " if band else "")
                  + f"speedup: {first['baseline']}'s time to target / this run's; * that baseline."

@@ -13,6 +13,8 @@
 | resnet50       | ResNet-50 at 224 px, 1000 classes (counted on meta) | 25,557,032    | torchvision resnet50 |
 | resnet50-tf    | resnet50 with TensorFlow's weight layout (HWIO kernels, [in, out] dense) | 25,557,032 | tf_cnn_benchmarks' convnet_builder.py |
 
+Hugging Face's names are aliases (ALIASES): gpt2 is gpt2-124m, gpt2-medium gpt2-345m.
+
 The ResNets (PowerSGD's and DGC's classic image benchmarks) are lionsim.compute.counted
 presets: their modules (lionsim.workloads.models.resnet) are built on the meta device and their
 shapes and FLOPs counted (1.81 and 4.09 G multiply-adds forward per 224 px image, torchvision's
@@ -282,3 +284,17 @@ for _model in (
                              "[in, out] dense)"),
 ):
     MODELS.add(_model.name, _model)
+
+ALIASES = {"gpt2": "gpt2-124m", "gpt2-medium": "gpt2-345m"}
+"""Hugging Face's names for the presets that are its checkpoints' shapes (gpt2-large and gpt2-xl,
+36 x 1280 and 48 x 1600, are no preset: gpt2-1.3b is GPT-3 XL's shape). An alias is a registered
+name (any case, as the preset's own); what is priced carries the preset's name."""
+for _alias, _preset in ALIASES.items():
+    MODELS.add(_alias, MODELS.get(_preset))
+
+
+def model_choices() -> str:
+    """Every model name, in the registry's order, an alias beside the preset it stands for ("gpt2
+    (gpt2-124m)"), as devices.device_choices lists devices: the list --help and an unknown --model
+    give."""
+    return ", ".join(name if shape.name == name else f"{name} ({shape.name})" for name, shape in MODELS.items())

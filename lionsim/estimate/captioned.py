@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from lionsim.estimate.activation_note import activation_note
 from lionsim.estimate.bucket_note import slower_line
 from lionsim.estimate.codec_note import codec_share_line
 from lionsim.estimate.config import EstimateConfig, resolve
@@ -18,7 +19,7 @@ from lionsim.estimate.layout_note import replica_layout_note
 from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line, unmeasured_ops_line
 from lionsim.estimate.run_baseline import run_baseline_note
 from lionsim.estimate.launch_note import launch_bound_note
-from lionsim.estimate.sample_note import default_sample_note
+from lionsim.estimate.sample_note import default_sample_note, tokens_default_line
 from lionsim.estimate.table import estimate_rows, frame
 from lionsim.runs import split_specs
 from lionsim.strategies.core.base import STRATEGIES
@@ -77,7 +78,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     attrs["faster_hier"]: the hier: forms hier_notes names; attrs["fastest_line"]: the fastest step
     among the rows and those forms (lionsim.estimate.fastest); attrs["slower_line"]: the runs
     exchanged per bucket or tensor that step slower than after backward (lionsim.estimate.bucket_note);
-    attrs["codec_line"]: the runs whose encode + decode is a large share of their step (codec_note)."""
+    attrs["codec_line"]: the runs whose encode + decode is a large share of their step (codec_note);
+    attrs["tokens_line"]: the tokens a worker where --tokens or --from-run took the default (sample_note)."""
     r = resolve(cfg)
     memo: dict = {}  # the transport questions checked: the after-backward pricing below asks none again
     out = frame(estimate_rows(r, r.workers, r.network, memo))
@@ -102,8 +104,13 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
         notes.append(layout)  # a node of several workers that are each several devices
     if launches := launch_bound_note(r):
         notes.append(launches)  # compute is the kernels' launch floor, not the FLOPs the caption names
+    if activations := activation_note(r):
+        notes.append(activations)  # the batch's activations alone outgrow the device: priced all the same
     if sample := default_sample_note(cfg.tokens_per_worker is not None, cfg.model, r.flops_per_unit is not None):
         notes.append(sample)  # one image a worker: the speedups are an upper end
+    out.attrs["tokens_line"] = tokens_default_line(cfg.tokens_per_worker is not None,
+                                                   cfg.tokens is not None or cfg.from_run is not None,
+                                                   r.tokens_per_worker, out["unit"].iloc[0])
     out.attrs["cap_line"] = sockets_cap_line(r.network, r.workers)  # left out where --need's table says it
     out.attrs["unmeasured_line"] = unmeasured_ops_line(r, cfg.network)  # also on stderr where no caption prints
     out.attrs["library_lines"] = [line for line in (gloo_traits_line(r.network, cfg.network, cfg.traits),

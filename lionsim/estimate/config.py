@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from lionsim.aggregators import check_tie
 from lionsim.compute import MODELS, Device, training_flops
+from lionsim.compute.models import model_choices
 from lionsim.compute.devices import get_device
 from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER
@@ -25,6 +26,7 @@ from lionsim.estimate.kernel_choice import (  # noqa: F401  (KernelChoice: re-ex
     IDEAL_KERNELS, KernelChoice, resolve_kernels, resolve_optimizer,
 )
 from lionsim.estimate.run import run_steps
+from lionsim.estimate.trained_options import trained_options
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
@@ -154,7 +156,8 @@ class Resolved:
     shapes: list[tuple[int, ...]] | None = None
     """The model preset's tensor shapes (None with --params)."""
     options: dict = dataclasses.field(default_factory=dict)
-    """The strategy options given (EstimateConfig.options), and momentum_sync where given."""
+    """The strategy options given (EstimateConfig.options), and momentum_sync where given; with --from-run,
+    each option the estimate reads that was not given is the one its run trained with (trained_options)."""
     run_steps: int | None = None
     """Steps of the whole run priced (--steps); None: none, or --tokens' count at each worker count."""
     run_tokens: int | None = None
@@ -204,14 +207,11 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         if params > MAXIMA["params"]:
             raise LionsimError(f"bad --model {cfg.model}: {params:.3g} parameters; accepted: up to 1e15")
     elif cfg.model is not None:
-        try:
-            MODELS.canonical(cfg.model)
-        except LionsimError as e:  # the presets, then the form a model of one's own takes, the suggestion last
-            known, _, hint = str(e).partition("; did you mean")
-            raise LionsimError(f"{known}, or a model of your own: {SPEC_FORMS}"
-                               + (f"; did you mean{hint}" if hint else "")) from None
-        shape = MODELS.get(cfg.model)
-        name, params, tensors, sample = MODELS.canonical(cfg.model), shape.params, shape.tensors, shape.tokens_per_sample
+        if cfg.model not in MODELS:  # the presets, then the form a model of one's own takes, the suggestion last
+            raise LionsimError(f"unknown model {cfg.model!r}; choose from: {model_choices()}, or a model of your own: "
+                               f"{SPEC_FORMS}{MODELS.suggest(cfg.model)}")
+        shape = MODELS.get(cfg.model)  # an alias (gpt2-medium) is priced and labelled as its preset
+        name, params, tensors, sample = shape.name, shape.params, shape.tensors, shape.tokens_per_sample
         shapes = shape.tensor_shapes
         flops_per_unit = getattr(shape, "training_flops_per_unit", None)  # counted presets (resnet*)
     else:
@@ -291,6 +291,11 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     options = {k: v for k, v in cfg.options.items() if v is not None}
     if cfg.momentum_sync is not None:
         options["momentum_sync"] = cfg.momentum_sync
+    if measured is not None:  # each run as DIR trained it, where the user gave no value (trained_options)
+        options |= trained_options(measured.labels, measured.options, [(r.strategy, r.transport) for r in runs],
+                                   options)
+        if cfg.momentum_sync is None and measured.momentum_sync != "never":  # the sync its figures were trained with
+            options["momentum_sync"] = measured.momentum_sync
     resolved = Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,

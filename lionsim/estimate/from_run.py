@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError, json_type
-from lionsim.reports.best_lr import NOTE, at_best_lr, has_lr_axis
+from lionsim.reports.best_lr import NOTE, at_best_lr, at_edge_notes, best_lrs, has_lr_axis
 from lionsim.reports.columns import run_label
 from lionsim.estimate.plain import FROM_RUN_ACCEPTED, check_from_run
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, read_csv, read_json
@@ -90,6 +90,12 @@ class Measured:
     config.strategy, a sweep's grid runs (empty where not recorded)."""
     cwd: str | None = None
     """The folder its command ran in, where recorded (argv's relative paths are there)."""
+    momentum_sync: str = "never"
+    """The --momentum-sync it trained with (run.json's config, sweep.json's bench): the Lion family's
+    steps to target are that sync's, so the estimate prices it where the user gives none."""
+    lr_edges: tuple[str, ...] = ()
+    """A sweep over lrs: its warnings that a run's best lr is the smallest or largest it tried
+    (lionsim.reports.best_lr.at_edge_notes), which the estimate repeats: its figures may move."""
 
     @property
     def workers(self) -> tuple[int, ...]:
@@ -196,6 +202,10 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
     rule = str(base["target_rule"]) if "target_rule" in summary.columns else "the run's target"
     if math.isfinite(diverged := _diverged(base)):
         raise _diverged_baseline(given, baseline, f"at step {diverged:.0f}", summary, labels)
+    if target_loss is not None:  # a target the baseline is at from its first step compares nothing
+        from lionsim.estimate.retarget import check_not_at_once, first_loss, lowest_reached
+
+        check_not_at_once(target_loss, baseline, [first_loss(steps, baseline)], [lowest_reached(steps, baseline)])
     if not math.isfinite(float(base["steps_to_target"])) and target_loss is not None:  # the value at fault
         from lionsim.estimate.retarget import lowest_reached, unreached
 
@@ -214,7 +224,7 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
     return Measured(path=given, kind="bench run", workload=str(base["workload"]), baseline=baseline,
                     target=f"{target:.4g} ({rule})", target_loss=target, labels=tuple(labels), reaches=reaches,
                     cells=1, options=options, argv=_argv(meta), strategies=_inner(meta, "config", "strategy"),
-                    cwd=_text(meta.get("cwd")), **_size_and_common_loss(summary))
+                    cwd=_text(meta.get("cwd")), momentum_sync=_sync(meta, "config"), **_size_and_common_loss(summary))
 
 
 def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measured:
@@ -235,6 +245,8 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
         raise LionsimError(f"bad --from-run {given}: the sweep trained {len(workloads)} workloads "
                            f"({', '.join(workloads)}); one workload's convergence prices a run: sweep one workload")
     at_best = has_lr_axis(summary)
+    # a best lr at the grid's edge may move with a wider grid, and every figure with it: said again
+    edges = tuple(at_edge_notes(best_lrs(summary))) if at_best else ()
     if at_best:  # several lrs: each run's convergence at its best lr (lionsim.reports.best_lr)
         summary = at_best_lr(summary, read_csv(where / "sweep_steps.csv", ["cell"]))[0]
     first_network = summary["network"].iloc[0]
@@ -246,9 +258,12 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
     baseline = baselines[0]
     summary = summary.assign(label=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
     if target_loss is not None:
-        from lionsim.estimate.retarget import sweep_summary
+        from lionsim.estimate.retarget import check_not_at_once, first_loss, sweep_lowest, sweep_summary
 
         summary = sweep_summary(where, summary, target_loss, given)
+        groups = summary[["workers", "seed"]].drop_duplicates().shape[0]
+        check_not_at_once(target_loss, baseline, sweep_lowest(where, summary, baseline, first_loss),
+                          sweep_lowest(where, summary, baseline), groups)
     reaches, cells, left_out = [], 0, 0
     for (workers, seed), group in summary.groupby(["workers", "seed"], sort=True):
         base = group[group["label"] == baseline]
@@ -283,7 +298,8 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
                     reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),
                     argv=_argv(record), strategies=_inner(record, "grid", "runs"),
-                    cwd=_text(record.get("cwd")), **_size_and_common_loss(summary))
+                    cwd=_text(record.get("cwd")), lr_edges=edges, momentum_sync=_sync(record, "bench"),
+                    **_size_and_common_loss(summary))
 
 
 def _argv(record: dict) -> tuple[str, ...]:
@@ -300,6 +316,12 @@ def _inner(record: dict, table: str, key: str) -> tuple[str, ...]:
     """record[table][key], a list of strings, as a tuple; () where it is not recorded so."""
     inner = record.get(table)
     return _texts(inner.get(key) if isinstance(inner, dict) else None)
+
+
+def _sync(record: dict, table: str) -> str:
+    """record[table]["momentum_sync"], "never" where it is not recorded (a run before the option)."""
+    inner = record.get(table)
+    return _text(inner.get("momentum_sync") if isinstance(inner, dict) else None) or "never"
 
 
 def _text(value) -> str | None:
@@ -340,13 +362,23 @@ def _diverged(row) -> float:
 
 
 def _cell_options(where: Path, summary: pd.DataFrame) -> dict[str, dict]:
-    """Each run's resolved options from its first cell's run.json, where the cells are kept."""
+    """Each run's resolved options from its cells' run.json, where the cells are kept. A sweep trains
+    each run with one set of options (no option is an axis: lionsim.estimate.trained_options), so
+    cells that disagree were not trained by one sweep: one line, as no one record prices the run."""
     options: dict[str, dict] = {}
+    seen: dict[str, str] = {}  # label -> the cell its options were read from
     for label, cell in zip(summary["label"], summary["cell"]):
         meta_path = where / "cells" / str(cell) / META_FILE
-        if label in options or not meta_path.is_file():
+        if not meta_path.is_file():
             continue
         for entry in (_json(meta_path).get("runs") or []):
-            if isinstance(entry, dict) and entry.get("run") == label:
-                options[label] = entry.get("options") or {}
+            if not (isinstance(entry, dict) and entry.get("run") == label):
+                continue
+            got = entry.get("options") or {}
+            if label in options and got != options[label]:
+                differ = sorted(k for k in {*got, *options[label]} if got.get(k) != options[label].get(k))
+                raise _fail(where, f"its cells trained {label} with different options ({', '.join(differ)}: "
+                                   f"cells {seen[label]} and {cell}), so no one record says how it was trained")
+            options.setdefault(label, got)
+            seen.setdefault(label, str(cell))
     return options

@@ -33,8 +33,8 @@ workers (lionsim.whole.MAX_WORKERS: 1,000x the largest clusters, inside every pa
 NEED_ACCEPTED = f"utilisation=U (or utilization=U) with U {span(0, 1, above=True, below=True)}, e.g. utilisation=0.95"
 """The --need form."""
 COUNTS = {"workers": WORKERS,
-          "params": span(1, MAXIMA["params"], whole=True, why="1,000x today's largest models; written in full or "
-                                                               "like 3e9"),
+          "params": span(1, MAXIMA["params"], whole=True, why="1,000x today's largest models; written in full, "
+                                                               "like 3e9, or with K, M, B or T: 350M, 1.5B"),
           "tokens-per-worker": span(1, MAXIMA["tokens-per-worker"], whole=True, why="far above any preset's"),
           "replica-gpus": span(1, MAXIMA["replica-gpus"], whole=True, why="far more devices than any replica holds")}
 """What each count with a top (MAXIMA) accepts, in the words every command refusing it uses."""
@@ -150,9 +150,9 @@ FROM_RUN_ACCEPTED = ("a finished `lionsim bench` --out directory (run.json with 
 def check_one_model(cfg) -> None:
     """Exactly one of --model and --params (resolve checks it here too, after the network)."""
     if (cfg.model is None) == (cfg.params is None):
-        from lionsim.compute.models import MODELS
+        from lionsim.compute.models import model_choices
 
-        raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
+        raise LionsimError(f"give exactly one of --model (one of: {model_choices()}) or --params N")
 
 
 def check_from_run(path) -> None:

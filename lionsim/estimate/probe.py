@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import torch
 
-from lionsim.compute import MODELS
+from lionsim.compute.models import model_choices
 from lionsim.errors import LionsimError
 from lionsim.estimate.run import at_scale
 from lionsim.network import CollectiveCall
@@ -83,7 +83,7 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
     if strategy.shape_dependent:  # PowerSGD's matrices, DeMo's chunks: only the shapes say
         if shapes is None:
             raise LionsimError(f"{run.strategy} compresses each tensor by its shape: give --model (a preset: "
-                               f"{', '.join(MODELS.names())}, or FILE.py:FUNC), not --params/--tensors")
+                               f"{model_choices()}, or FILE.py:FUNC), not --params/--tensors")
         spec = strategy.spec_for(shapes)
     if problem := spec_problem(spec):  # an installed plug-in's (a --plugin file's is refused as it loads)
         raise LionsimError(f"strategy {run.strategy!r}: what it sends is {problem}")

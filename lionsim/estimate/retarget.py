@@ -13,7 +13,7 @@ cell, as `bench --target-loss` and `sweep --target-loss` set it.
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,6 +80,45 @@ def lowest_reached(steps: pd.DataFrame, label: str) -> float:
     return math.nan if curve is None or curve.isna().all() else float(curve.min())
 
 
+def first_loss(steps: pd.DataFrame, label: str) -> float:
+    """Run `label`'s smoothed loss at its first step (one cell's runs in `steps`): the step is the
+    first one counted to a target at or above it, so every such target is reached at once; NaN where
+    the run is not there or its first loss is not finite."""
+    from lionsim.reports.summary import final_window, smooth, split_runs
+
+    runs = split_runs(steps)
+    window = final_window(max(len(rows) for _, rows in runs))
+    curve = next((smooth(rows["loss"], window) for name, rows in runs if name == label), None)
+    return math.nan if curve is None or not len(curve) else float(curve.iloc[0])
+
+
+def loss_down(value: float) -> str:
+    """`value` in 4 significant digits, rounded down: a target typed as printed lies below it."""
+    exact = Decimal(repr(value))
+    return f"{float(exact.quantize(Decimal(1).scaleb(exact.adjusted() - 3), rounding=ROUND_FLOOR)):g}"
+
+
+def check_not_at_once(target: float, baseline: str, first: list[float], lowest: list[float], cells: int = 0) -> None:
+    """One line refusing --target-loss `target` at or above the baseline's first loss (`first`: its
+    first_loss in each cell; the least counts, where that cell's baseline reaches it at step 1), where
+    every run reaches it at once and nothing is compared; it accepts a loss below that and at least
+    the lowest the baseline reached (`lowest`, as unreached reads it)."""
+    starts = [v for v in first if math.isfinite(v)]
+    if not starts or target < min(starts):
+        return
+    where = " (the lowest of its cells')" if cells > 1 else ""
+    reached = [v for v in lowest if math.isfinite(v)]
+    if reached and float(loss_up(min(reached))) >= float(loss_down(min(starts))):  # nothing to offer between
+        raise LionsimError(refusal("--target-loss", target, "a loss the baseline reached below its first, after "
+                                   "training it longer",
+                                   f"the baseline {baseline}'s loss never fell below its first, "
+                                   f"{loss_down(min(starts))}{where}, so no target compares the runs"))
+    floor = f" and at least {loss_up(min(reached))}" if reached else ""
+    raise LionsimError(refusal("--target-loss", target, f"a loss below {loss_down(min(starts))}{floor}",
+                               f"the baseline {baseline}'s first loss is {loss_down(min(starts))}{where}, so every "
+                               "run reaches it at once and nothing is compared"))
+
+
 def loss_up(value: float) -> str:
     """`value` in 4 significant digits, rounded up: a target typed as printed is still reached."""
     exact = Decimal(repr(value))
@@ -105,13 +144,14 @@ def unreached(target: float, baseline: str, lowest: list[float], cells: int = 0)
     return LionsimError(refusal("--target-loss", target, accepted, f"the baseline {baseline} {missed}"))
 
 
-def sweep_lowest(where: Path, summary: pd.DataFrame, baseline: str) -> list[float]:
+def sweep_lowest(where: Path, summary: pd.DataFrame, baseline: str, read=None) -> list[float]:
     """The baseline's lowest_reached in each (workers, seed) cell group of `summary` (sweep_summary's
-    rows: the steps of each group's cells summarised together, as sweep_summary does)."""
+    rows: the steps of each group's cells summarised together, as sweep_summary does); `read`: another
+    reading of each group's steps (first_loss)."""
     import pandas as pd
 
     steps = pd.read_csv(where / SWEEP_STEPS)
     by_cell = dict(tuple(steps.groupby("cell", sort=False)))
-    return [lowest_reached(pd.concat([by_cell[c].drop(columns="cell") for c in group["cell"] if c in by_cell],
-                                     ignore_index=True), baseline)
+    return [(read or lowest_reached)(pd.concat([by_cell[c].drop(columns="cell") for c in group["cell"]
+                                                if c in by_cell], ignore_index=True), baseline)
             for _, group in summary.groupby(["workers", "seed"], sort=True)]

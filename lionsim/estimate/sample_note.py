@@ -28,3 +28,13 @@ def default_sample_note(tokens_given: bool, model: object, counted: bool) -> str
     return (f"1 image a worker, lionsim's default of one sample: data-parallel trainers run tens (Goyal et al. "
             f"2017: {GOYAL_IMAGES} a GPU for ResNet-50), which lengthens compute, not the exchange, and lowers every "
             f"compressed run's speedup; {option} sets it.")
+
+
+def tokens_default_line(tokens_given: bool, whole_run: bool, per_worker: int, unit: str) -> str:
+    """The caption's line where a run's length (--tokens) or time to target (--from-run) rests on the
+    default of one sample a worker (`tokens_given` False): --tokens' steps follow from it, and a run's
+    steps to target are its batch's, which DIR's run does not set; "" otherwise."""
+    if tokens_given or not whole_run:
+        return ""
+    return (f"{unit}/worker: {per_worker:,} (estimate's default, not the run's: --tokens-per-worker sets your "
+            "batch).")

@@ -84,9 +84,11 @@ Two rules give no time to target where the run measured nothing that could stand
 - convergence is the options it was trained with: where an option the estimate reads (STEP or RUN,
   lionsim.forms; a TRAINING one the estimate refuses, so it prices nothing of it and the figure is
   the trained value's) differs from the trained run's, the step is priced as asked but the run says
-  nothing about converging with it: no figure, and the note names both ("trained with local_steps 2:
-  time to target needs a run trained at 100", trained_otherwise). Every option the estimate reads
-  moves convergence too (H, a rank, a ratio, a warm-up), so all of them count.
+  nothing about converging with it: no figure, and the note names both and the fix ("the run trained
+  it at --local-steps 2, this estimate prices 100: time to target needs the trained value (drop
+  --local-steps, or train at 100)", trained_otherwise). Every option the estimate reads moves
+  convergence too (H, a rank, a ratio, a warm-up), so all of them count. Only an option the user
+  gave can differ: the others are priced as the run trained them (lionsim.estimate.trained_options).
 """
 
 from __future__ import annotations
@@ -158,7 +160,7 @@ TO_TARGET_COLUMNS = [
     "steps_to_target_lo", "steps_to_target_hi", "to_target_phases", "to_target_ratio", "to_target_per_doubling",
     "to_target_match", "to_target_how", "to_target_note", "to_target_beyond", "to_target_basis",
     "to_target_from", "to_target_kind", "to_target_workload", "to_target_workers", "to_target_params",
-    "to_target_loss", "to_target_rule", "to_target_baseline", "to_target_common_loss",
+    "to_target_loss", "to_target_rule", "to_target_baseline", "to_target_common_loss", "to_target_lr_edges",
     "to_target_speedup_lo", "to_target_speedup_hi",
 ]
 """The columns --from-run adds to estimate.csv (docs/outputs.md says what each holds)."""
@@ -319,7 +321,8 @@ class Convergence:
             return AtScale(math.nan, math.nan, math.nan, "", how, f"not trained in the {where}")
         if how == "by strategy" and (why := _borrowed(label, transport)):
             return AtScale(math.nan, math.nan, math.nan, "", "not trained", why)
-        if otherwise := trained_otherwise(self.measured.options.get(label), priced):
+        if otherwise := (trained_otherwise(self.measured.options.get(label), priced)
+                         or synced_otherwise(self.measured.momentum_sync, priced)):
             return AtScale(math.nan, math.nan, math.nan, label, how, otherwise)
         cells = self.by_label[label]
         rho = self.ratio_fit(label)
@@ -402,7 +405,7 @@ class Convergence:
         return {"to_target_from": m.path, "to_target_kind": m.kind, "to_target_workload": m.workload,
                 "to_target_workers": " ".join(str(w) for w in m.workers), "to_target_params": m.params,
                 "to_target_loss": m.target_loss, "to_target_rule": m.target, "to_target_baseline": m.baseline,
-                "to_target_common_loss": m.common_loss}
+                "to_target_common_loss": m.common_loss, "to_target_lr_edges": "; ".join(m.lr_edges)}
 
     def _in_any(self, cells: int) -> str:
         if self.measured.kind == "bench run":
@@ -452,8 +455,10 @@ def _counts(counts: list[int]) -> str:
 
 def trained_otherwise(trained: dict | None, strategy) -> str:
     """Where an option the estimate reads (STEP or RUN: lionsim.forms) differs from the one the run
-    trained with, why there is no time to target (module doc), e.g. "trained with local_steps 2: time
-    to target needs a run trained at 100"; "" where they agree or the run did not record them. A
+    trained with (only where the user gave it: the others are the trained ones, lionsim.estimate.
+    trained_options), why there is no time to target, forwards and with the fix (module doc), e.g.
+    "the run trained it at --local-steps 10, this estimate prices 2: time to target needs the trained
+    value (drop --local-steps, or train at 2)"; "" where they agree or the run did not record them. A
     TRAINING option is not compared: the estimate refuses it, so its priced value is only the default
     and the figure is the trained value's convergence whatever it is."""
     opts = getattr(strategy, "opts", None)
@@ -465,9 +470,35 @@ def trained_otherwise(trained: dict | None, strategy) -> str:
     differ = [(k, v, priced[k]) for k, v in trained.items() if k in read and _value(v) != _value(priced[k])]
     if not differ:
         return ""
-    asked = (f"{differ[0][2]}" if len(differ) == 1 else ", ".join(f"{k} {p}" for k, _, p in differ))
-    return ("trained with " + ", ".join(f"{k} {v}" for k, v, _ in differ)
-            + f": time to target needs a run trained at {asked}")
+    flag = _flags(strategy)
+    flags = in_words([flag.get(k, k) for k, _, _ in differ])
+    was = in_words([f"{flag.get(k, k)} {v}" for k, v, _ in differ])
+    now = in_words([f"{p}" for _, _, p in differ])
+    value = "value" if len(differ) == 1 else "values"
+    return (f"the run trained it at {was}, this estimate prices {now}: time to target needs the trained {value} "
+            f"(drop {flags}, or train at {now})")
+
+
+def synced_otherwise(trained: str, strategy) -> str:
+    """As trained_otherwise, for the Lion family's --momentum-sync (a run option, not the strategy's):
+    a run's steps to target are those of the sync it trained with; "" where they agree, or where
+    the strategy keeps no per-worker momentum."""
+    if strategy is None or not getattr(strategy, "has_momentum_sync", False):
+        return ""
+    priced = strategy.cfg.momentum_sync
+    if priced == trained:
+        return ""
+    return (f"the run trained it with --momentum-sync {trained}, this estimate prices {priced}: time to target "
+            f"needs the trained sync (drop --momentum-sync, or train with {priced})")
+
+
+def _flags(strategy) -> dict[str, str]:
+    """A strategy's option fields' flags (`local_steps` -> `--local-steps`); {} where it has no name."""
+    from lionsim.strategies.core.form import option_specs
+
+    kind = type(strategy)
+    name = getattr(kind, "name", None)
+    return {s.field: s.flag for s in option_specs(name, kind.Options)} if name else {}
 
 
 def _value(v):

@@ -247,7 +247,8 @@ def _fabric(data: dict[str, Any], source: str) -> str:
         return ""
     name = string(data, "fabric", source, default="")
     if name not in FABRICS:
-        raise LionsimError(f"{source}: unknown fabric {name!r}; accepted: {', '.join(FABRICS.names())}")
+        raise LionsimError(f"{source}: unknown fabric {name!r}; accepted: {', '.join(FABRICS.names())}"
+                           f"{did_you_mean(name, FABRICS.names())}")
     return FABRICS.canonical(name)
 
 

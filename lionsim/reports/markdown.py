@@ -404,10 +404,10 @@ def _sweep_report(directory: Path) -> str:
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
                     *([spread(group["speedup"], digits=2)] if compared else [])])
     diverged = "diverged_at_step" in summary.columns and summary["diverged_at_step"].notna().any()
-    cells = meta.get("cells")
+    cells, finished = meta.get("cells"), len(summary)  # the grid's cells (sweep.json), those with a row
     parts = [
-        f"# lionsim report: sweep of {len(summary)} cells"
-        + (f" ({len(summary)} of {cells} finished)" if cells and cells != len(summary) else ""),
+        f"# lionsim report: sweep of {plural(cells if cells else finished, 'cell')}"
+        + (f" ({finished} finished)" if cells and cells != finished else ""),
         "## Configuration\n\n" + (md_table(["option", "value"], config_rows) if config_rows else "Not recorded."),
         "## How each time was obtained\n\n" + _cells_timing(directory, list(dict.fromkeys(summary["cell"])), grid),
         "## Summary (mean ± sd over seeds)\n\n"

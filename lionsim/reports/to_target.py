@@ -177,10 +177,10 @@ def _verdict(frame: pd.DataFrame) -> str:
     lines = []
     if timed:
         best = min(timed, key=lambda r: r.time_to_target_s)
+        steps = plural(f"{best.steps_to_target:,.0f}", "step")
         lines.append(f"First to target: **{best.strategy}@{best.transport}**, in {run_duration(best.time_to_target_s)} "
-                     f"({best.steps_to_target:,.0f} steps" + (f", {speedup_text(best.to_target_speedup)} the baseline "
-                                                               f"{best.baseline}'s time" if
-                                                               math.isfinite(best.to_target_speedup) else "") + ").")
+                     f"({steps}" + (f", {speedup_text(best.to_target_speedup)} the baseline "
+                                    f"{best.baseline}'s time" if math.isfinite(best.to_target_speedup) else "") + ").")
         if over := unfit_words(frame):  # beside the headline: a run it ranks may not run as priced
             lines[-1] += f" {over}."
     for r in rows:

@@ -55,8 +55,8 @@ def test_estimates_unknown_option_accepts_no_flag_estimate_then_refuses(capsys):
 def test_params_message_says_what_is_accepted(capsys):
     code, _, err = run_cli(["estimate", "--params", "-5", "--tokens-per-worker", "1024"], capsys)
     assert code == 2 and err.strip() == ("error: bad --params -5; accepted: a whole number from 1 to "
-                                         "1,000,000,000,000,000 (1,000x today's largest models; written in full "
-                                         "or like 3e9)")
+                                         "1,000,000,000,000,000 (1,000x today's largest models; written in full, "
+                                         "like 3e9, or with K, M, B or T: 350M, 1.5B)")
     code, _, err = run_cli(["estimate", "--params", "1e30", "--tokens-per-worker", "1024"], capsys)
     assert code == 2 and err.strip().startswith("error: bad --params 1e30; accepted: a whole number from 1 to 1,000,000,000,000,000")
     assert run_cli(["estimate", "--params", "3e9", "--tokens-per-worker", "1024"], capsys)[0] == 0

@@ -3,6 +3,7 @@ spelling recorded in a run's files."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pandas as pd
@@ -33,6 +34,21 @@ def test_names_take_any_case_and_comma_lists():
     assert frame["model"].iloc[0] == "gpt2-124m" and frame["device"].iloc[0] == "h100"
 
 
+@pytest.mark.parametrize("alias, preset", [("gpt2-medium", "gpt2-345m"), ("GPT2", "gpt2-124m")])
+def test_hugging_face_model_names_are_the_presets(alias, preset, tmp_path, capsys):
+    """`--model gpt2-medium` was refused ("did you mean 'gpt2-124m' or 'gpt2-345m'?"): Hugging Face's
+    names are aliases, priced and labelled as the preset itself (its own output is the reference),
+    and the list an unknown model gets shows each beside its preset."""
+    rest = ["-n", "8", "--format", "csv"]
+    code, out, err = run_cli(["estimate", "-m", alias, *rest], capsys)
+    assert code == 0 and (code, out, err) == run_cli(["estimate", "-m", preset, *rest], capsys)
+    assert set(pd.read_csv(io.StringIO(out))["model"]) == {preset}
+    assert run_cli(["estimate", "-m", alias, "-n", "8", "--out", tmp_path / "est"], capsys)[0] == 0
+    assert json.loads((tmp_path / "est" / "estimate.json").read_text())["options"]["model"] == preset
+    err = one_line_exit_2(["estimate", "-m", "gpt5"], capsys, "gpt2 (gpt2-124m), gpt2-medium (gpt2-345m)")
+    assert "choose from: gpt2-124m, gpt2-345m," in err
+
+
 @pytest.mark.parametrize("args, message", [
     (["bench", "-s", "dlion-mavoo"], "did you mean 'dlion-mavo'?"),
     (["bench", "-s", "adamw@fp32-alreduce"], "did you mean 'fp32-allreduce'?"),
@@ -58,7 +74,7 @@ def test_names_take_any_case_and_comma_lists():
     (["comm", "--backend", "gloo", "--dtype", "float32,bfloat61"], "did you mean 'bfloat16'?"),
     (["comm", "--backend", "glo"], "did you mean 'gloo'?"),
     # names as near as each other are all offered: picking one would choose for the user
-    (["estimate", "-m", "gpt2"], "did you mean 'gpt2-124m', 'gpt2-345m' or 'gpt2-1.3b'?"),
+    (["estimate", "-m", "vit"], "did you mean 'vit-s' or 'vit-b'?"),
     (["bench", "-s", "adamw,,lion"], "an empty name"),
     (["bench", "-s", "adamw,ADAMW"], "given twice"),
 ])

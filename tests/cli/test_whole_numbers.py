@@ -31,14 +31,38 @@ def test_a_value_not_whole_is_one_line(option, text, capsys):
 
 @pytest.mark.parametrize("option", ["--params", "--tokens-per-worker", "--replica-gpus", "--tensors", "--gpus-per-node"])
 def test_an_estimate_count_not_whole_is_refused_with_the_range_one_out_of_range_gets(option, capsys):
-    """`--params 1B` said only "accepted: a whole number (1000, 1e3 or 2.5e3)", where `--params 0`
-    states the range: both now state the range (--params' words say the form, 3e9, too)."""
+    """`--params 1X` said only "accepted: a whole number (1000, 1e3 or 2.5e3)", where `--params 0`
+    states the range: both now state the range (--params' words say the forms, 3e9 and 350M, too)."""
     below = one_line_exit_2([*E, option, "0"], capsys, f"error: bad {option} 0; accepted: a whole number ")
     words = below.split("; accepted: ", 1)[1]
-    one_line_exit_2([*E, option, "1B"], capsys, f"error: bad {option} 1B: not a whole number; accepted: {words}")
+    one_line_exit_2([*E, option, "1X"], capsys, f"error: bad {option} 1X: not a whole number; accepted: {words}")
     if option == "--params":
         assert words == ("a whole number from 1 to 1,000,000,000,000,000 (1,000x today's largest models; written "
-                         "in full or like 3e9)\n")
+                         "in full, like 3e9, or with K, M, B or T: 350M, 1.5B)\n")
+
+
+@pytest.mark.parametrize("text, count", [
+    ("350M", 350 * 10**6), ("1.5B", 15 * 10**8), ("124k", 124 * 10**3), ("1.5b", 15 * 10**8), ("2T", 2 * 10**12),
+    ("1.234567891B", 1_234_567_891), ("0.5K", 500), ("3.5e8", 350 * 10**6), ("350 M", 350 * 10**6),
+])
+def test_params_take_a_thousand_million_billion_or_trillion_suffix(text, count, capsys):
+    """`--params 350M` was refused ("not a whole number") while 3.5e8 was taken: K, M, B and T (any
+    case) are 1e3, 1e6, 1e9 and 1e12, read exactly (1.234567891B, ten digits, is not rounded). The
+    reference: the count written in full, which prices the same table."""
+    rest = ["--tokens-per-worker", "1024", "-n", "8", "-s", "adamw", "--format", "csv"]
+    code, out, err = run_cli(["estimate", "--params", text, *rest], capsys)
+    assert code == 0, err
+    assert (code, out, err) == run_cli(["estimate", "--params", str(count), *rest], capsys)
+    assert f",{count}," in out.splitlines()[1]
+
+
+@pytest.mark.parametrize("text", ["1.5G", "350MB", "M", "1.2345678901B", "3X", "nanB", "1e200M"])
+def test_params_refuse_other_suffixes_and_counts_not_whole_naming_the_forms(text, capsys):
+    """G is not taken (`comm --sizes` reads G as 2^30 bytes), nor a unit of bytes; a suffixed count
+    that is not whole (1.2345678901B) is refused as 1.5 is, not rounded."""
+    err = one_line_exit_2(["estimate", "--params", text, "--tokens-per-worker", "1024"], capsys,
+                          f"error: bad --params {text}: ")
+    assert err.strip().endswith("written in full, like 3e9, or with K, M, B or T: 350M, 1.5B)"), err
 
 
 def test_estimate_takes_workers_and_tokens_per_worker_in_scientific_notation(capsys):

@@ -65,7 +65,8 @@ def sweep_dir(tmp_path: Path, cells: dict, workloads: tuple[str, ...] = ("mlp",)
 
 def rows(from_run: Path | None, strategies=RUNS, **kw) -> dict:
     local = {"local_steps": H} if any(s.startswith("diloco") for s in strategies) else {}
-    cfg = EstimateConfig(**(BASE | kw), strategies=list(strategies), options=local,
+    options = kw.pop("options", local)
+    cfg = EstimateConfig(**(BASE | kw), strategies=list(strategies), options=options,
                          from_run=None if from_run is None else str(from_run))
     return {f"{r.strategy}@{r.transport}": r for r in estimate(cfg).itertuples(index=False)}
 
@@ -237,7 +238,8 @@ def test_options_trained_otherwise_price_the_step_but_give_no_time_to_target(tmp
     run = bench_dir(tmp_path, options={"diloco@fp32-allreduce": {"local_steps": 2, "outer_lr": 0.7}})
     got = rows(run)
     diloco = got["diloco@fp32-allreduce"]
-    assert diloco.to_target_note == "trained with local_steps 2: time to target needs a run trained at 4"
+    assert diloco.to_target_note == ("the run trained it at --local-steps 2, this estimate prices 4: time to target "
+                                     "needs the trained value (drop --local-steps, or train at 4)")
     assert math.isnan(diloco.steps_to_target) and math.isnan(diloco.time_to_target_s)
     assert math.isnan(diloco.to_target_speedup) and diloco.local_steps == H
     assert diloco.step_s == pytest.approx(rows(None, ["diloco@fp32-allreduce"])["diloco@fp32-allreduce"].step_s)
@@ -253,10 +255,55 @@ def test_several_options_trained_otherwise_are_each_named(tmp_path):
     streaming = "streaming-diloco@fp4-allreduce"
     run = bench_dir(tmp_path, {RUNS[0]: 80, streaming: 70},
                     options={streaming: {"local_steps": 8, "fragments": 4, "alpha": 0.5, "outer_lr": 0.1}})
-    got = rows(run, [RUNS[0], streaming], tensors=8)[streaming]
-    assert got.to_target_note == ("trained with local_steps 8, fragments 4: time to target needs a run trained at "
-                                  "local_steps 4, fragments 2")
-    assert math.isnan(got.time_to_target_s)
+    got = rows(run, [RUNS[0], streaming], tensors=8)[streaming]  # none given: each as trained
+    assert got.to_target_note == ONE_RUN and got.steps_to_target == 70
+    one = rows(run, [RUNS[0], streaming], tensors=8, options={"local_steps": 4})[streaming]
+    assert one.to_target_note == ("the run trained it at --local-steps 8, this estimate prices 4: time to target "
+                                  "needs the trained value (drop --local-steps, or train at 4)")
+    assert math.isnan(one.time_to_target_s)
+    # both given otherwise: each named, forwards
+    both = rows(run, [RUNS[0], streaming], tensors=8, options={"local_steps": 4, "streaming_fragments": 2})[streaming]
+    assert both.to_target_note == ("the run trained it at --local-steps 8 and --streaming-fragments 4, this estimate "
+                                   "prices 4 and 2: time to target needs the trained values (drop --local-steps and "
+                                   "--streaming-fragments, or train at 4 and 2)")
+
+
+def estimate_of(run: Path, **kw) -> dict:
+    """The estimate's rows by label, no -s and no options unless given."""
+    cfg = EstimateConfig(**(BASE | kw), from_run=str(run))
+    return {f"{r.strategy}@{r.transport}": r for r in estimate(cfg).itertuples(index=False)}
+
+
+def test_without_options_each_run_is_priced_with_the_options_it_trained_with(tmp_path):
+    # trained at H = 10: without -s or --local-steps its row is H = 10's, figure and step, exactly what
+    # --local-steps 10 by hand gives; with -s diloco too (a bare name is the run as trained)
+    run = bench_dir(tmp_path, options={"diloco@fp32-allreduce": {"local_steps": 10, "outer_lr": 0.7}})
+    by_hand = estimate_of(run, options={"local_steps": 10})["diloco@fp32-allreduce"]
+    assert by_hand.local_steps == 10 and by_hand.steps_to_target == 122 and by_hand.to_target_note == ONE_RUN
+    for got in (estimate_of(run)["diloco@fp32-allreduce"],
+                estimate_of(run, strategies=["adamw", "diloco"])["diloco@fp32-allreduce"]):
+        assert got.local_steps == 10 and got.to_target_note == ONE_RUN
+        assert (got.steps_to_target, got.time_to_target_s, got.step_s) == (
+            by_hand.steps_to_target, by_hand.time_to_target_s, by_hand.step_s)
+    # a value given by --opt is the user's too: refused forwards, the fix named
+    other = estimate_of(run, options={"diloco.local_steps": 2})["diloco@fp32-allreduce"]
+    assert other.local_steps == 2 and math.isnan(other.steps_to_target)
+    assert other.to_target_note.startswith("the run trained it at --local-steps 10, this estimate prices 2")
+
+
+def test_a_sweep_whose_cells_trained_a_run_with_different_options_is_one_line(tmp_path):
+    # no sweep trains that (no option is an axis): cells from two sweeps put together by hand
+    root = sweep_dir(tmp_path, {(2, 0): REACHED, (4, 0): REACHED})
+    summary = pd.read_csv(root / "sweep_summary.csv")
+    for cell, label, workers in zip(summary["cell"], summary["run"], summary["workers"]):
+        (root / "cells" / cell).mkdir(parents=True)
+        options = {"local_steps": workers} if label.startswith("diloco") else {}
+        (root / "cells" / cell / "run.json").write_text(json.dumps({"runs": [{"run": label, "options": options}]}))
+    with pytest.raises(LionsimError) as e:
+        estimate_of(root)
+    assert str(e.value).startswith(f"bad --from-run {root}: its cells trained diloco@fp32-allreduce with different "
+                                   "options (local_steps: cells c2-0-1gbe-diloco@fp32-allreduce and "
+                                   "c4-0-1gbe-diloco@fp32-allreduce), so no one record says how it was trained")
 
 
 def test_a_run_at_another_worker_count_is_marked(tmp_path):
@@ -861,3 +908,27 @@ def test_a_mix_of_trained_and_untrained_strategies_keeps_the_untrained_row_marke
     got = rows(bench_dir(tmp_path), ["adamw", "lion"])
     assert got["lion@fp32-allreduce"].to_target_how == "not trained"
     assert got["adamw@fp32-allreduce"].steps_to_target == 80
+
+
+def test_the_default_tokens_a_worker_is_said_where_it_sets_the_run(tmp_path, capsys):
+    """--tokens' steps and a run's time to target rest on the tokens a worker; where the user gave none,
+    estimate's default (one sample of the model) is said once, under the first table whose figures rest
+    on it, and not where --tokens-per-worker was given."""
+    from lionsim.compute import MODELS
+    from tests.helpers.cli import run_cli
+
+    run = bench_dir(tmp_path)
+    sample = MODELS.get("gpt2-124m").tokens_per_sample
+    line = (f"tokens/worker: {sample:,} (estimate's default, not the run's: --tokens-per-worker sets your "
+            "batch).")
+    plain = ["estimate", "-m", "gpt2-124m", "--network", "10gbe", "-s", "adamw", "-s", "dlion-mavo"]
+    for extra in (["--from-run", run], ["--from-run", run, "--tokens", "1e9"], ["--tokens", "1e9"]):
+        code, out, err = run_cli([*plain, *extra], capsys)
+        assert code == 0, err
+        assert " ".join(out.split()).count(line) == 1, extra
+        code, out, err = run_cli([*plain, *extra, "--tokens-per-worker", "4096"], capsys)
+        assert code == 0 and "estimate's default, not the run's" not in out + err
+    code, out, err = run_cli([*plain, "--from-run", run, "--format", "csv"], capsys)
+    assert code == 0 and f"note: {line}" in err
+    code, out, err = run_cli(plain, capsys)  # a steady step alone: no run for it to set
+    assert code == 0 and "estimate's default, not the run's" not in out + err

@@ -104,7 +104,7 @@ def lowest_trailing_mean(losses: list[float], window: int) -> float:
 
 
 def printed_bound(err: str, words: str) -> float:
-    return float(err.split(words, 1)[1].split()[0].rstrip(";)"))
+    return float(err.split(words, 1)[1].split()[0].rstrip(";),"))
 
 
 def test_a_target_the_sweep_s_baseline_never_reached_is_the_target_s_fault(sweep_root, capsys):
@@ -170,3 +170,74 @@ def test_a_target_a_bench_run_s_baseline_never_reached_is_the_target_s_fault(tmp
     least = printed_bound(err, "at least ")
     assert lowest_trailing_mean(base, 2) <= least <= lowest_trailing_mean(base, 2) * (1 + 1e-3)
     assert load(out, least).reaches[0].baseline_steps > 0
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory):
+    from lionsim.bench import BenchConfig, run_bench
+    from lionsim.reports import write_run
+
+    result = run_bench(BenchConfig(workload="mlp", model_size="tiny", workers=2, steps=STEPS, batch_size=8,
+                                   eval_every=STEPS, strategies=["adamw", "dlion-mavo"]))
+    out = tmp_path_factory.mktemp("bench") / "bench"
+    write_run(out, result.steps, result.summary, result.meta)
+    return out
+
+
+def test_a_target_above_the_baselines_first_loss_is_refused_in_one_line(bench_run, capsys):
+    """Every run reaches a target at or above the baseline's first loss at step 1: nothing is compared.
+    The line names the first loss (the step's own: a trailing mean of one) rounded down, so a target
+    typed as printed is below it and priced, and the least reached, as the too-low refusal reads it."""
+    steps = pd.read_csv(bench_run / "steps.csv")
+    base = list(steps[steps["strategy"] == "adamw"].sort_values("step")["loss"])
+    err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(bench_run), "--target-loss", "1e9"],
+                          capsys, "error: bad --target-loss 1e9: the baseline adamw@fp32-allreduce's first loss is ")
+    first = printed_bound(err, "first loss is ")
+    assert base[0] * (1 - 1e-3) <= first <= base[0]
+    assert err.rstrip().endswith(f"so every run reaches it at once and nothing is compared; accepted: a loss below "
+                                 f"{first:g} and at least {printed_bound(err, 'and at least '):g}")
+    least = printed_bound(err, "and at least ")
+    assert lowest_trailing_mean(base, 2) <= least <= lowest_trailing_mean(base, 2) * (1 + 1e-3)
+    assert load(bench_run, first).reaches[0].baseline_steps >= 1  # as printed: accepted
+    one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(bench_run), "--target-loss", repr(base[0])],
+                    capsys, "first loss is ")  # at it: step 1 reaches it too
+
+
+def test_a_target_above_a_sweeps_first_loss_in_some_cell_is_refused(sweep_root, capsys):
+    steps = pd.read_csv(sweep_root / "sweep_steps.csv")
+    firsts = [rows.sort_values("step")["loss"].iloc[0] for cell, rows in steps.groupby("cell") if "adamw" in cell]
+    err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(sweep_root), "--target-loss",
+                           f"{max(firsts):.6g}"], capsys, "the baseline adamw@fp32-allreduce's first loss is ")
+    assert "(the lowest of its cells'), so every run reaches it at once" in err
+    first = printed_bound(err, "first loss is ")
+    assert min(firsts) * (1 - 1e-3) <= first <= min(firsts)
+
+
+def test_the_hint_of_one_step_says_step():
+    from lionsim.cli.estimate_cmd import _own_steps_hint
+
+    frame = pd.DataFrame([{"strategy": "adamw", "transport": "fp32-allreduce", "baseline": "adamw@fp32-allreduce",
+                           "steps_to_target": 1.0, "to_target_params": 1000.0, "params": 1e9}])
+    assert "the trained run's own (1 step, for its model" in _own_steps_hint(frame)
+    frame["steps_to_target"] = 1024.0
+    assert "the trained run's own (1,024 steps, for its model" in _own_steps_hint(frame)
+    # the report's headline likewise
+    from lionsim.reports.to_target import _verdict
+
+    frame = frame.assign(steps_to_target=1.0, time_to_target_s=0.5, to_target_speedup=1.0, to_target_note="",
+                         to_target_how="exact", to_target_match="adamw@fp32-allreduce")
+    assert "(1 step, 1.00x the baseline" in _verdict(frame)
+
+
+def test_a_baseline_that_never_fell_below_its_first_loss_offers_no_range():
+    """A baseline whose lowest smoothed loss is its first (a run too short to learn) leaves no target
+    between the two: the line says so, rather than accepting "below 2.289 and at least 2.29"."""
+    from lionsim.errors import LionsimError
+    from lionsim.estimate.retarget import check_not_at_once
+
+    with pytest.raises(LionsimError) as refused:
+        check_not_at_once(2.3, "adamw@fp32-allreduce", first=[2.28931], lowest=[2.28931])
+    line = str(refused.value)
+    assert "loss never fell below its first, 2.289, so no target compares the runs" in line
+    assert "at least" not in line
+    check_not_at_once(2.0, "adamw@fp32-allreduce", first=[2.28931], lowest=[2.28931])  # below the start: not this check

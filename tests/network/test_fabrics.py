@@ -34,6 +34,18 @@ def test_a_profile_names_its_fabric_and_writes_it_back(tmp_path):
         network_from_dict(FLAT | {"fabric": "infiniband"}, source="bad.toml", default_name="bad")
 
 
+def test_a_misspelt_fabric_is_offered_the_nearest_name():
+    """`socket` for `sockets` was refused with the list alone, where every other unknown name gets
+    the nearest one; a name near none still ends with the list."""
+    with pytest.raises(LionsimError) as e:
+        network_from_dict(FLAT | {"fabric": "socket"}, source="bad.toml", default_name="bad")
+    assert str(e.value) == ("bad.toml: unknown fabric 'socket'; accepted: ib, efa, efa-host, sockets, tuning; "
+                            "did you mean 'sockets'?")
+    with pytest.raises(LionsimError) as e:
+        network_from_dict(FLAT | {"fabric": "roce"}, source="bad.toml", default_name="bad")
+    assert str(e.value).endswith("accepted: ib, efa, efa-host, sockets, tuning")
+
+
 def test_a_network_without_a_fabric_takes_one_from_its_alpha():
     # TCP's one-way latency is 10-50 us, RDMA's 1-3 (REFERENCE.md 6)
     assert network_from_dict(FLAT, source="s", default_name="s").nccl_fabric().name == "sockets"

@@ -62,12 +62,13 @@ def test_a_finished_bench_reproduces_with_overwrite_and_no_note(tmp_path, capsys
     assert note == "" and again == ["lionsim", *made, "--overwrite"]
 
 
-def test_a_sweep_with_cells_left_says_the_same_command_resumes_it(tmp_path, capsys, monkeypatch):
+def _sweep_cut_after_one_cell(tmp_path, capsys, monkeypatch) -> tuple[list[str], Path, str, str]:
+    """A sweep of 2 cells (adamw, lion) as an interruption after its first cell leaves it: one cell
+    directory and its rows; (the command, its root, the kept cell, the lost one)."""
     monkeypatch.chdir(tmp_path)
     made = ["sweep", *TINY_BENCH[1:], "-s", "adamw,lion", "--out", "sw"]
     monkeypatch.setattr(sys, "argv", ["lionsim", *made])
     assert run_cli(made, capsys)[0] == 0
-    # as an interruption after the first cell leaves it: one cell directory and its rows
     root = tmp_path / "sw"
     summary = pd.read_csv(root / "sweep_summary.csv")
     kept, lost = summary["cell"].tolist()
@@ -75,6 +76,25 @@ def test_a_sweep_with_cells_left_says_the_same_command_resumes_it(tmp_path, caps
     summary[summary["cell"] == kept].to_csv(root / "sweep_summary.csv", index=False)
     steps = pd.read_csv(root / "sweep_steps.csv")
     steps[steps["cell"] == kept].to_csv(root / "sweep_steps.csv", index=False)
+    return made, root, kept, lost
+
+
+def test_a_cut_sweeps_report_title_counts_the_grid_and_the_finished_cells(tmp_path, capsys, monkeypatch):
+    """The title read "sweep of 1 cells (1 of 2 finished)": the grid's cells (sweep.json's count,
+    2 here) with their noun, and how many finished (the summary's rows); a whole sweep says only
+    its count."""
+    _, root, _, _ = _sweep_cut_after_one_cell(tmp_path, capsys, monkeypatch)
+    assert json.loads((root / "sweep.json").read_text())["cells"] == 2
+    assert run_cli(["report", "sw"], capsys)[0] == 0
+    title = (root / "report.md").read_text().splitlines()[0]
+    assert title == "# lionsim report: sweep of 2 cells (1 finished)"
+    made = ["sweep", *TINY_BENCH[1:], "-s", "adamw", "--out", "one"]
+    assert run_cli(made, capsys)[0] == 0 and run_cli(["report", "one"], capsys)[0] == 0
+    assert (tmp_path / "one" / "report.md").read_text().splitlines()[0] == "# lionsim report: sweep of 1 cell"
+
+
+def test_a_sweep_with_cells_left_says_the_same_command_resumes_it(tmp_path, capsys, monkeypatch):
+    made, root, kept, lost = _sweep_cut_after_one_cell(tmp_path, capsys, monkeypatch)
     assert run_cli(["report", "sw"], capsys)[0] == 0
 
     note, again = _reproduce(root / "report.md")

@@ -28,7 +28,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from lionsim.numbers import speedup_text
+from lionsim.numbers import plural, speedup_text
 from lionsim.reports.between import curve, marks_at
 from lionsim.reports.plots.bandwidth_axis import label_swept, mark_presets
 from lionsim.reports.columns import model_name, model_text, rounds_of, run_name, workload_text
@@ -194,7 +194,7 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
                             [(row.time_to_target_hi_s - row.time_to_target_s) / scale]], color="black",
                             capsize=4, linewidth=1.0)
             between = speedup_band_text(row)  # the speedup's band beside it, where it has one
-            text = f"{row.steps_to_target:,.0f} steps" + (
+            text = plural(f"{row.steps_to_target:,.0f}", "step") + (
                 f", {speedup_text(row.to_target_speedup)}" if math.isfinite(row.to_target_speedup) else "") + (
                 f" ({between})" if between != "-" else "")
             end = max(row.time_to_target_s, row.time_to_target_hi_s if math.isfinite(row.time_to_target_hi_s) else 0)
