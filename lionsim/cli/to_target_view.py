@@ -9,9 +9,10 @@ from rich import box
 from rich.table import Table
 
 from lionsim.reports.columns import ROUND_STEPS, strategy_text
-from lionsim.reports.widths import fill, fit, fold_run, run_width
+from lionsim.reports.widths import TABLE_WIDTH, fill, fit, fold_run, natural_width, run_width, table_width
 from lionsim.numbers import run_duration, speedup_text
-from lionsim.reports.to_target import UNFIT, band_text, notes, source_text, status, unfit, unfit_words
+from lionsim.reports.to_target import (SPEEDUP_BAND, UNFIT, band_text, notes, source_text, speedup_band_text, status,
+                                      unfit, unfit_words)
 
 RUN_WIDTH = 17
 """Least characters of the run column (the estimate's tables': lionsim.cli.estimate_view)."""
@@ -56,8 +57,25 @@ def lr_edge_lines(frame: pd.DataFrame) -> list[str]:
 
 
 def to_target_table(frame: pd.DataFrame) -> Table:
-    """One row per run: steps to target at scale, the run's time (and band), the speedup; the notes
+    """One row per run: steps to target at scale, the run's time (and band), the speedup (and its band,
+    where the terminal is wide enough: else estimate.csv's columns, which the caption names); the notes
     below it (what every row shares once, then each run's own)."""
+    width = min(TABLE_WIDTH, table_width())
+    table = _table(frame, width, True)
+    if natural_width(table) > width:  # its numbers alone too wide: the speedup's band goes to the CSV
+        table = _table(frame, width, False)
+    return table
+
+
+def _speedup_bands_said(rows) -> str:
+    """The speedup's bands in the caption, where a column of them would not fit the terminal."""
+    said = "; ".join(f"{r.strategy}@{r.transport} {speedup_band_text(r)}" for r in rows if speedup_band_text(r) != "-")
+    name, rule = SPEEDUP_BAND.split(": ", 1)
+    return f"{name} (too wide for a column here): {said}; each {rule.replace('this run', 'the run')}."
+
+
+def _table(frame: pd.DataFrame, width: int, column: bool) -> Table:
+    """to_target_table's table, `width` wide where it fits, with the speedup band's column or not."""
     first = frame.iloc[0]
     rows = list(frame.itertuples(index=False))
     each = [notes(row) for row in rows]
@@ -73,6 +91,7 @@ def to_target_table(frame: pd.DataFrame) -> Table:
     if not whole and frame.attrs.get("tokens_line"):
         said.append(frame.attrs["tokens_line"])
     band = any(band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s) != "-" for r in rows)
+    speedups = any(speedup_band_text(r) != "-" for r in rows)
     table = Table(
         title=f"time to target at scale: {first['workers']:,} workers on {first['network']}, from {source_text(first)}",
         caption=(f"If convergence at scale behaves as it did there.{proxy_size(first)} steps: "
@@ -83,6 +102,7 @@ def to_target_table(frame: pd.DataFrame) -> Table:
                  + "time: a run of those steps priced with every phase it has. "
                  + ("band: the fits' residual spread. " if band else "")
                  + f"speedup: {first['baseline']}'s time to target / this run's; * that baseline."
+                 + ((f" {SPEEDUP_BAND}." if column else f" {_speedup_bands_said(rows)}") if speedups else "")
                  + "".join("\n" + line for line in said)),
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     over = unfit(frame)
@@ -90,7 +110,8 @@ def to_target_table(frame: pd.DataFrame) -> Table:
     width = run_width([(strategy_text(r.strategy, getattr(r, ROUND_STEPS, 1), True) + mark, r.transport)
                        for r in rows], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    for name in ("steps", "time", *(["band"] if band else []), "speedup"):
+    for name in ("steps", "time", *(["band"] if band else []), "speedup",
+                 *(["speedup band"] if speedups and column else [])):
         table.add_column(name, justify="right", no_wrap=True)
     for row in rows:
         label = f"{row.strategy}@{row.transport}"
@@ -98,5 +119,8 @@ def to_target_table(frame: pd.DataFrame) -> Table:
         spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s)] if band else []
         name = strategy_text(row.strategy, getattr(row, ROUND_STEPS, 1), label == row.baseline)
         table.add_row(fold_run(name + (UNFIT if label in over else ""), row.transport),
-                      status(row), run_duration(row.time_to_target_s), *spread, speedup)
-    return fill(fit(table))  # its notes wrap at the width the estimate's other tables take
+                      status(row), run_duration(row.time_to_target_s), *spread, speedup,
+                      *([speedup_band_text(row)] if speedups and column else []))
+    # at most the width the estimate's other tables take, where its notes wrap too (a speedup's band
+    # column makes it wider than that on a wide terminal, where its run names then fold)
+    return fill(fit(table, width))

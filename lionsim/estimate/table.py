@@ -91,7 +91,7 @@ from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import Probe, probe_resolved
 from lionsim.estimate.run import KindCount, describe, step_kinds
-from lionsim.estimate.to_target import TO_TARGET_COLUMNS
+from lionsim.estimate.to_target import TO_TARGET_COLUMNS, speedup_band
 from lionsim.steptime.rounds import local_times, sync_distribution
 from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.strategies.local_steps import LocalSteps
@@ -394,6 +394,9 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             row["run_speedup"] = rows[base]["run_s"] / row["run_s"]
         if r.convergence is not None:  # NaN where either has no time to target
             row["to_target_speedup"] = rows[base]["time_to_target_s"] / row["time_to_target_s"]
+            row["to_target_speedup_lo"], row["to_target_speedup_hi"] = speedup_band(
+                rows[base]["time_to_target_lo_s"], rows[base]["time_to_target_hi_s"],
+                row["time_to_target_lo_s"], row["time_to_target_hi_s"])
     return rows
 
 

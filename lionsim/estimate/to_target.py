@@ -34,14 +34,21 @@ count was measured), applied at its extremes to both factors,
 
     steps_lo = ceil((S - sigma_S) x (rho - sigma_rho))      steps_hi = ceil((S + sigma_S) x (rho + sigma_rho))
 
-with sigma_S = 0 where --steps / --tokens gives S. A fit extrapolated so far that S(N) or rho(N)
-falls to zero or below is held at its value at the nearest measured worker count (the note says
-`clamped`, and the command prints a hint that --steps / --tokens sets S at scale): a run to target
-of no steps is not a figure, and the nearest measurement is the least assumption. Where n = k (one run, or one point per
-coefficient: an exact fit) there is no spread to measure and no band (NaN); a line through two worker
-counts says so in its note ("fitted on 2 counts: no band"). A run measured at
-other worker counts than the estimate's is marked: `beyond` when N lies outside the measured
-range (extrapolated), a note beside a bench run measured at one N.
+with sigma_S = 0 where --steps / --tokens gives S. The speedup's band (to_target_speedup_lo / _hi)
+pairs the ends that share one S: the baseline's time over the run's at both low ends, and at both
+high ends, the smaller of the two its low end (speedup_band). Every run's band takes the same
+S -/+ sigma_S, so this counts S's spread once; the crossed pairs (the baseline's low end over the
+run's high end) would count it twice. NaN where either run has no band (or no lower end).
+
+A fit extrapolated so far that S(N) or rho(N) falls to zero or below is held at its value at the
+nearest measured worker count (the note says `clamped`, and the command prints a hint that --steps /
+--tokens sets S at scale): a run to target of no steps is not a figure, and the nearest measurement
+is the least assumption. Where n = k (one run, or one point per coefficient: an exact fit) there is
+no spread to measure and no band (NaN), and the note says so: a line through two worker counts
+"fitted on 2 counts: no band", one cell "no band: one bench run, no spread to measure (...)" or "no
+band: one cell reached the target, at 8 workers: ...". A run measured at other worker counts than
+the estimate's is marked: `beyond` when N lies outside the measured range (extrapolated), a note
+beside a bench run measured at one N.
 
 Two bounds keep the fit of rho from saying more than the run measured (ratio_at):
 
@@ -102,6 +109,8 @@ MISSED_PAST = "missed the target at"
 """How at_scale's note begins where N lies past a count the run measured missing the target (module doc)."""
 TWO_COUNTS = "fitted on 2 counts: no band"
 """The note of a figure fitted through exactly two points (one per coefficient): no spread to measure."""
+NO_BAND = "no band"
+"""How the note begins where there is no band for a reason other than TWO_COUNTS' (one cell measured)."""
 HELD_TWO = "fitted on 2 counts: ratio held"
 """How the note begins where a trend through 2 worker counts was held past one doubling (module doc)."""
 HELD_STEPS = "fitted on 2 counts: baseline's steps held"
@@ -152,6 +161,7 @@ TO_TARGET_COLUMNS = [
     "to_target_match", "to_target_how", "to_target_note", "to_target_beyond", "to_target_basis",
     "to_target_from", "to_target_kind", "to_target_workload", "to_target_workers", "to_target_params",
     "to_target_loss", "to_target_rule", "to_target_baseline", "to_target_common_loss", "to_target_lr_edges",
+    "to_target_speedup_lo", "to_target_speedup_hi",
 ]
 """The columns --from-run adds to estimate.csv (docs/outputs.md says what each holds)."""
 
@@ -244,6 +254,15 @@ class AtScale:
     """rho(N): steps to target relative to the run's baseline."""
     per_doubling: float = math.nan
     """rho's change per doubling of N (NaN: one N measured)."""
+
+
+def speedup_band(base_lo: float, base_hi: float, lo: float, hi: float) -> tuple[float, float]:
+    """The speedup's band (module doc): the baseline's time to target over a run's at both bands' low
+    ends and at both high ends (the same S in each pair), ascending; NaN where an end is missing."""
+    ends = (base_lo / lo, base_hi / hi)
+    if not all(math.isfinite(e) and e > 0 for e in ends):
+        return math.nan, math.nan
+    return min(ends), max(ends)
 
 
 def whole(x: float) -> float:
@@ -360,12 +379,25 @@ class Convergence:
                  if f is not None and len(f.counts) == 2 and f.points == 2]
         if exact:  # a line through two points: no spread to measure
             notes.append(TWO_COUNTS)
+        elif why := self._no_spread(rho, base_steps is None):  # no band, and why: never silently
+            notes.append(f"{NO_BAND}: {why}")
         lo = (s - s_spread) * (ratio - rho.spread)
         low = whole(lo) if lo > 0 else math.nan  # a band that reaches zero steps has no lower end
         if lo <= 0 and math.isfinite(lo):
             notes.append("the band reaches zero steps: no lower end")
         return AtScale(whole(s * ratio), low, whole((s + s_spread) * (ratio + rho.spread)), label, how,
                        "; ".join(notes), beyond, ratio, rho.per_doubling)
+
+    def _no_spread(self, rho: Fit, own_steps: bool) -> str:
+        """Why the band has no spread to measure where a fit it takes had one point (a line through two
+        counts is TWO_COUNTS' note), e.g. "one bench run, no spread to measure (...)"; "" where it has one."""
+        fits = [f for f in (rho, self.baseline_fit if own_steps else None) if f is not None and f.points == 1]
+        if not fits:
+            return ""
+        seeds = "(a sweep over seeds gives one)"
+        if self.measured.kind == "bench run":
+            return f"one bench run, no spread to measure {seeds}"
+        return f"one cell reached the target, at {fits[0].counts[0]:,} workers: no spread to measure {seeds}"
 
     def source_columns(self) -> dict:
         """Where the convergence came from, the same on every row."""

@@ -29,6 +29,45 @@ def band_text(lo: float, mid: float, hi: float) -> str:
     return f"{low}-{high}"
 
 
+def speedup_band_text(row) -> str:
+    """The speedup's band (to_target_speedup_lo / _hi: lionsim.estimate.to_target.speedup_band),
+    "1.18-1.35x"; "-" where there is none (either run has no band, or a CSV from before the columns)."""
+    lo, hi = (float(getattr(row, f"to_target_speedup_{end}", math.nan)) for end in ("lo", "hi"))
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
+        return "-"
+    return f"{speedup_text(lo)[:-1]}-{speedup_text(hi)}"
+
+
+SPEEDUP_BAND = ("speedup band: the baseline's time over this run's at both bands' low ends and at both "
+                "high ends, each pair at the same baseline's steps, so their spread counts once")
+"""The speedup band's rule in words, in the CLI caption and report.md (lionsim.estimate.to_target)."""
+
+
+def cell(value) -> str:
+    """A text cell of a pivot, "-" where the pivot has none (NaN)."""
+    return value if isinstance(value, str) else "-"
+
+
+def with_band(figure: str, band: str) -> str:
+    """A figure and its band in brackets, "2:23:12 (2:16:37-2:29:47)"; the figure alone where the band is "-"."""
+    return figure if band == "-" else f"{figure} ({band})"
+
+
+def no_band_words(frame: pd.DataFrame) -> str:
+    """Why no run has a band, from the rows' notes ("no band: one bench run, ..." or "fitted on 2
+    counts: no band"), each reason once, without a full stop; "" where a run has one or none says why."""
+    if frame["time_to_target_hi_s"].map(lambda v: math.isfinite(float(v))).any():
+        return ""
+    whys = []
+    for row in frame.itertuples(index=False):
+        for part in text(row.to_target_note).split("; "):
+            why = (part.removeprefix("no band: ") if part.startswith("no band: ")  # TWO_COUNTS' reworded
+                   else "fitted through 2 worker counts, no spread to measure" if part.endswith("no band") else "")
+            if why and why not in whys:
+                whys.append(why)
+    return "; ".join(whys)
+
+
 def no_plot_reason(frame: pd.DataFrame) -> str | None:
     """Why to_target.png is not drawn (None: it is): no run has a time to target anywhere, so
     there is nothing to plot; the report says this instead of showing an empty plot."""
@@ -161,9 +200,10 @@ def to_target_section(frame: pd.DataFrame) -> str:
         rows.append([label + (" (baseline)" if label == r.baseline else ""), text(r.to_target_match) or "-",
                      status(r), run_duration(r.time_to_target_s),
                      band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s),
-                     speedup_text(r.to_target_speedup),
+                     speedup_text(r.to_target_speedup), speedup_band_text(r),
                      text(r.to_target_phases) or "-", "; ".join(notes(r)) or "-"])
-    table = md_table(["run", "convergence of", "steps", "time", "band", "speedup", "phases", "note"], rows)
+    table = md_table(["run", "convergence of", "steps", "time", "band", "speedup", "speedup band", "phases", "note"],
+                     rows)
     return "\n\n".join([
         f"{_source_words(first)} Priced at {first['workers']:,} workers on {first['network']}.",
         ASSUMPTION.format(basis=first["to_target_basis"]),
@@ -171,7 +211,7 @@ def to_target_section(frame: pd.DataFrame) -> str:
         "steps: the baseline's steps at scale x each run's steps to target relative to the baseline there; time: "
         "a run of that many steps priced with every phase it has (phases); band: the fits' residual spread "
         "(none where one run, or one point per fitted coefficient, leaves no spread to measure); speedup: the "
-        "baseline's time to target / this run's.",
+        f"baseline's time to target / this run's; {SPEEDUP_BAND}.",
         _verdict(frame)])
 
 
@@ -200,9 +240,18 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
         if beyond:
             parts.append(f"Measured at {min(counts):,} to {max(counts):,} workers: the figures at "
                          f"{', '.join(f'{int(v):,}' for v in beyond)} workers extrapolate the fits.")
-    parts += [f"Time to target by {variable}:", pivot("time_to_target_s", run_duration),
+    # each cell its figure and, where it has one, its band in brackets (as the CLI's table and the plot)
+    runs["time_cell"] = [with_band(run_duration(r.time_to_target_s),
+                                   band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s))
+                         for r in frame.itertuples(index=False)]
+    runs["speedup_cell"] = [with_band(speedup_text(r.to_target_speedup), speedup_band_text(r))
+                            for r in frame.itertuples(index=False)]
+    bands = "In brackets: the band, the fits' residual spread." if (runs["time_cell"].str.contains(r"\(")).any() \
+        else f"No band: {why}." if (why := no_band_words(frame)) else ""
+    parts += [f"Time to target by {variable}:", pivot("time_cell", cell) + (f"\n\n{bands}" if bands else ""),
               f"Time-to-target speedup against {first['baseline']}:",
-              pivot("to_target_speedup", speedup_text)]
+              pivot("speedup_cell", cell) + (f"\n\nIn brackets: the {SPEEDUP_BAND}."
+                                            if runs["speedup_cell"].str.contains(r"\(").any() else "")]
     if crossings is not None:
         parts.append("Where each run starts (or stops) reaching the target sooner than the baseline:\n\n"
                      + crossover_words(crossings, variable, sorted(frame["sweep_value"].unique())))

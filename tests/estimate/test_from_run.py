@@ -26,6 +26,8 @@ RUNS = ["adamw@fp32-allreduce", "dlion-mavo@int8-allreduce", "diloco@fp32-allred
 REACHED = {"adamw@fp32-allreduce": 80, "dlion-mavo@int8-allreduce": 60, "diloco@fp32-allreduce": 122,
            "signsgd@int8-allreduce": math.nan}
 """The run's steps to target: the baseline, one faster, a local-step one past whole rounds, one that never got there."""
+ONE_RUN = "no band: one bench run, no spread to measure (a sweep over seeds gives one)"
+"""A bench run's note: one run leaves no spread to measure, and says so."""
 H = 4
 """diloco's local steps in the estimates below: 122 steps are 30 syncs and 92 local steps."""
 
@@ -218,7 +220,8 @@ def test_another_wire_on_a_trained_strategy_says_whose_steps_it_took(tmp_path):
     from lionsim.reports.to_target import notes
 
     got = rows(bench_dir(tmp_path), ["adamw", "dlion-mavo@a2a-1bit"])["dlion-mavo@a2a-1bit"]
-    assert notes(got) == ["steps to target from the dlion-mavo@int8-allreduce run (never trained over a2a-1bit)"]
+    assert notes(got) == ["steps to target from the dlion-mavo@int8-allreduce run (never trained over a2a-1bit)",
+                          ONE_RUN]
 
 
 def test_a_diverged_run_says_so(tmp_path):
@@ -245,7 +248,7 @@ def test_options_trained_otherwise_price_the_step_but_give_no_time_to_target(tmp
     same.mkdir()
     trained = bench_dir(same, options={"diloco@fp32-allreduce": {"local_steps": H, "outer_lr": 0.7}})
     again = rows(trained)["diloco@fp32-allreduce"]
-    assert again.steps_to_target == 122 and again.to_target_note == ""
+    assert again.steps_to_target == 122 and again.to_target_note == ONE_RUN
 
 
 def test_several_options_trained_otherwise_are_each_named(tmp_path):
@@ -253,7 +256,7 @@ def test_several_options_trained_otherwise_are_each_named(tmp_path):
     run = bench_dir(tmp_path, {RUNS[0]: 80, streaming: 70},
                     options={streaming: {"local_steps": 8, "fragments": 4, "alpha": 0.5, "outer_lr": 0.1}})
     got = rows(run, [RUNS[0], streaming], tensors=8)[streaming]  # none given: each as trained
-    assert got.to_target_note == "" and got.steps_to_target == 70
+    assert got.to_target_note == ONE_RUN and got.steps_to_target == 70
     one = rows(run, [RUNS[0], streaming], tensors=8, options={"local_steps": 4})[streaming]
     assert one.to_target_note == ("the run trained it at --local-steps 8, this estimate prices 4: time to target "
                                   "needs the trained value (drop --local-steps, or train at 4)")
@@ -276,10 +279,10 @@ def test_without_options_each_run_is_priced_with_the_options_it_trained_with(tmp
     # --local-steps 10 by hand gives; with -s diloco too (a bare name is the run as trained)
     run = bench_dir(tmp_path, options={"diloco@fp32-allreduce": {"local_steps": 10, "outer_lr": 0.7}})
     by_hand = estimate_of(run, options={"local_steps": 10})["diloco@fp32-allreduce"]
-    assert by_hand.local_steps == 10 and by_hand.steps_to_target == 122 and by_hand.to_target_note == ""
+    assert by_hand.local_steps == 10 and by_hand.steps_to_target == 122 and by_hand.to_target_note == ONE_RUN
     for got in (estimate_of(run)["diloco@fp32-allreduce"],
                 estimate_of(run, strategies=["adamw", "diloco"])["diloco@fp32-allreduce"]):
-        assert got.local_steps == 10 and got.to_target_note == ""
+        assert got.local_steps == 10 and got.to_target_note == ONE_RUN
         assert (got.steps_to_target, got.time_to_target_s, got.step_s) == (
             by_hand.steps_to_target, by_hand.time_to_target_s, by_hand.step_s)
     # a value given by --opt is the user's too: refused forwards, the fix named
@@ -306,10 +309,10 @@ def test_a_sweep_whose_cells_trained_a_run_with_different_options_is_one_line(tm
 def test_a_run_at_another_worker_count_is_marked(tmp_path):
     run = bench_dir(tmp_path)
     got = rows(run, workers=64)["dlion-mavo@int8-allreduce"]
-    assert got.to_target_beyond and got.to_target_note == "measured at 8 workers only"
+    assert got.to_target_beyond and got.to_target_note == f"measured at 8 workers only; {ONE_RUN}"
     assert got.steps_to_target == 60  # the ratio as measured, at whatever N
     same = rows(run, workers=8)["dlion-mavo@int8-allreduce"]
-    assert not same.to_target_beyond and same.to_target_note == ""
+    assert not same.to_target_beyond and same.to_target_note == ONE_RUN
 
 
 def test_a_real_bench_runs_summary_is_read_as_written(tmp_path):
@@ -858,7 +861,7 @@ def test_on_a_terminal_of_any_width_every_number_of_the_time_to_target_table_is_
     column. Each figure is read back from the frame the table prints."""
     from lionsim.cli.to_target_view import to_target_table
     from lionsim.numbers import run_duration
-    from lionsim.reports.to_target import band_text
+    from lionsim.reports.to_target import band_text, speedup_band_text
     from tests.helpers.cli import table_text
 
     frame = million_steps
@@ -871,7 +874,7 @@ def test_on_a_terminal_of_any_width_every_number_of_the_time_to_target_table_is_
         star = "*" if f"{row.strategy}@{row.transport}" == row.baseline else ""
         figures = [f"{row.steps_to_target:,.0f}", run_duration(row.time_to_target_s),
                    band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s),
-                   f"{row.to_target_speedup:.2f}x"]
+                   f"{row.to_target_speedup:.2f}x", *([speedup_band_text(row)] if columns >= 80 else [])]
         assert f"{row.strategy}{star} {' '.join(figures)}" in lines, (figures, shown)
 
 

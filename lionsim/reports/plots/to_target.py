@@ -20,6 +20,7 @@ Built like the other plots here: a matplotlib Figure on the Agg canvas, written 
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,8 @@ from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mar
                                                   speedup_axis, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, fit_title, mark_every, plain_log, run_colours, save,
                                          time_unit, title_with_caption)
-from lionsim.reports.to_target import no_plot_reason, notes, status, unfit, unfit_words
+from lionsim.reports.to_target import (no_band_words, no_plot_reason, notes, speedup_band_text, status, unfit,
+                                      unfit_words)
 
 TO_TARGET_CROSSOVER = "to_target_crossover.csv"
 """The time to target's crossovers beside crossover.csv (an estimate --sweep with --from-run)."""
@@ -73,11 +75,14 @@ def _source(first) -> str:
 def _steps(first) -> str:
     """Where the steps come from: the baseline's at scale from --tokens or --steps (not from the
     target), else its own steps to target in the proxy run; each run's from its measured ratio to it."""
-    basis, base = str(first["to_target_basis"]), first["to_target_baseline"]
+    basis, base, priced = str(first["to_target_basis"]), first["to_target_baseline"], first["baseline"]
     given = basis.startswith("--")
     fitted = ", fitted against log N" if basis.endswith("fitted") else ""
     where = f"from {basis}, not from the target" if given else f"steps to the target in the proxy run{fitted}"
-    return f"Steps: {base}'s (the baseline) {where}, x each run's steps-to-target ratio to it"
+    # the bars' "(baseline)" is the estimate's --baseline: where the trained runs' was another, both named
+    who, against = ("the baseline", "") if base == priced else \
+        ("the trained runs' reference", f"; speedup against {priced}")
+    return f"Steps: {base}'s ({who}) {where}, x each run's steps-to-target ratio to it{against}"
 
 
 BAND = "the band, steps to target with each fit one residual standard deviation lower and higher"
@@ -115,6 +120,28 @@ def _extrapolated_line(frame: pd.DataFrame) -> str:
             "extend the fits against log N.")
 
 
+def _no_band_line(frame: pd.DataFrame) -> str:
+    """The caption's line where no run has a band, and why (no_band_words), with a leading newline; ""."""
+    why = no_band_words(frame)
+    return f"\nNo band: {why}." if why else ""
+
+
+NO_FIGURE_WIDTH = 60
+"""Characters a line of a bar's "no figure" reason takes in the plot: wrapped, it stays in the axes."""
+
+
+def _no_figure_text(row) -> str:
+    """A run without a figure, beside its empty bar: its reason's first clause (the CLI's notes hold
+    it whole), wrapped, so that it neither runs off the image nor squeezes the bars."""
+    reason = (notes(row) or [str(row.to_target_how)])[-1].split(": ")[0]
+    return textwrap.fill(f"no figure: {reason}", NO_FIGURE_WIDTH)
+
+
+def _speedup_bands(frame: pd.DataFrame) -> bool:
+    """Whether any run's speedup has a band (speedup_band_text), drawn in brackets beside its figure."""
+    return any(speedup_band_text(row) != "-" for row in frame.itertuples(index=False))
+
+
 def _has_band(frame: pd.DataFrame) -> bool:
     """Whether any run has a band wider than its figure (a whisker or shade is drawn)."""
     hi = frame["time_to_target_hi_s"]
@@ -146,7 +173,9 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
               float(finite.max()) if len(finite) else 1.0)
     scale, unit = time_unit(top)
     caption = _caption(first, f"{first['workers']:,} workers, {first['network']}",
-                       "Whiskers" if _has_band(frame) else "") + _extrapolated_line(frame) + _unfit_line(frame)
+                       "Whiskers" if _has_band(frame) else "") + _no_band_line(frame) + _extrapolated_line(frame) \
+        + _unfit_line(frame) + ("\nIn brackets: the speedup's band, the baseline's time over the run's at both "
+                                "bands' low ends and at both high ends." if _speedup_bands(frame) else "")
     # the caption's lines past its first get room of their own: the bars keep their height
     extra = fit_title(caption, WIDTH, CAPTION_POINTS).count("\n") * CAPTION_LINE
     fig = Figure(figsize=(WIDTH, 1.6 + 0.55 * len(labels) + extra), dpi=DPI, layout="constrained")
@@ -164,19 +193,24 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
                 ax.errorbar(row.time_to_target_s / scale, y[k], xerr=[[(row.time_to_target_s - lo) / scale],
                             [(row.time_to_target_hi_s - row.time_to_target_s) / scale]], color="black",
                             capsize=4, linewidth=1.0)
+            between = speedup_band_text(row)  # the speedup's band beside it, where it has one
             text = plural(f"{row.steps_to_target:,.0f}", "step") + (
-                f", {speedup_text(row.to_target_speedup)}" if math.isfinite(row.to_target_speedup) else "")
+                f", {speedup_text(row.to_target_speedup)}" if math.isfinite(row.to_target_speedup) else "") + (
+                f" ({between})" if between != "-" else "")
             end = max(row.time_to_target_s, row.time_to_target_hi_s if math.isfinite(row.time_to_target_hi_s) else 0)
         else:
-            text, end = "no figure: " + (notes(row) or [str(row.to_target_how)])[-1], 0.0
-        ax.annotate(text, (end / scale, y[k]), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
+            text, end = _no_figure_text(row), 0.0
+        note = ax.annotate(text, (end / scale, y[k]), xytext=(6, 0), textcoords="offset points", va="center",
+                           fontsize=8)
+        note.set_in_layout(not text.startswith("no figure"))  # wrapped to the axes: the bars keep their width
     rounds = rounds_of(frame)  # a local-step run named with its H, as the tables name it
     over = unfit(frame)
     ax.set_yticks(y, [run_name(s, t, rounds) + (" (baseline)" if f"{s}@{t}" == b else "")
                       + ("\n(does not fit)" if f"{s}@{t}" in over else "")
                       for s, t, b in zip(frame["strategy"], frame["transport"], frame["baseline"])], fontsize=9)
     ax.set_ylim(-0.6, len(labels) - 0.4)
-    ax.set_xlim(0, top / scale * 1.3)  # room for the figures' text beyond the longest bar
+    # room for the figures' text beyond the longest bar (more for a speedup's band in brackets)
+    ax.set_xlim(0, top / scale * (1.5 if _speedup_bands(frame) else 1.3))
     ax.set_xlabel(f"time to target ({unit})")
     ax.grid(True, axis="x", alpha=0.3, linewidth=0.6)
     return save(fig, Path(path))
@@ -203,8 +237,10 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     replaced = replaced_workers(variable, frame["sweep_value"], workers)
     title_with_caption(fig, f"Modelled time to target against {variable}: {model_name(first)}",
                        f"{fixed}, {first['device']}" + (f"; {replaced}" if replaced else ""),
-                       _caption(first, fixed, "Shaded" if _has_band(frame) else "") + _extrapolated_line(frame)
-                       + _unfit_line(frame))
+                       _caption(first, fixed, "Shaded" if _has_band(frame) else "") + _no_band_line(frame)
+                       + _extrapolated_line(frame) + _unfit_line(frame)
+                       + ("\nShaded below: the speedup's band, the baseline's time over the run's at both bands' low "
+                          "ends and at both high ends." if _speedup_bands(frame) else ""))
     values = sorted(frame["sweep_value"].unique())
     span, ends = (values[0], values[-1]), set()  # the x range drawn: the swept values; the measured ends in it
     if variable == "workers":  # the measured counts shaded where they meet the swept range: beyond, the fits extend
@@ -252,6 +288,14 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
                     linewidth=1.6)
         bottom.plot(rows["sweep_value"], rows["to_target_speedup"], linestyle="none",
                     **{k: v for k, v in style.items() if k != "linewidth"})
+        if "to_target_speedup_hi" in rows.columns:  # the speedup's band, shaded as the time's (a CSV from before: none)
+            both = rows["to_target_speedup_lo"].notna() & (rows["to_target_speedup_hi"] != rows["to_target_speedup_lo"])
+            if both.any():
+                xs = rows["sweep_value"][both]
+                lo, hi = ((curve(xs, rows[c][both])[1] if variable == "bandwidth" else rows[c][both])
+                          for c in ("to_target_speedup_lo", "to_target_speedup_hi"))
+                bottom.fill_between(curve(xs, rows["to_target_speedup_lo"][both])[0] if variable == "bandwidth"
+                                    else xs, lo, hi, color=colours[label], alpha=0.15, linewidth=0)
     mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours, *span, top, rounds)
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":  # a rise past a socket fabric's cap is NCCL's choice: the note says so
@@ -262,7 +306,8 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
     bottom.set_xlim(span[0] / 1.1, span[1] * 1.1)
-    log = speedup_axis(bottom, frame["to_target_speedup"])
+    log = speedup_axis(bottom, pd.concat([frame[c] for c in ("to_target_speedup", "to_target_speedup_lo",
+                                                              "to_target_speedup_hi") if c in frame.columns]))
     top.set_yscale("log")
     plain_log(top.yaxis)
     if variable == "workers" and len(values) <= MAX_VALUE_TICKS:
