@@ -226,10 +226,10 @@ def test_the_time_axis_says_how_its_clock_was_obtained(backend, compute, axis, t
     assert figures["loss_vs_time"].axes[0].get_xlabel() == axis
 
 
+@pytest.mark.slow  # a gloo process (8 s); the titles' rule is checked below without one
 def test_a_gloo_run_of_one_rank_is_titled_modelled_not_measured(tmp_path, capsys):
     """One gloo rank holds every worker: no collective crossed a process, comm was priced on the
     network (run.json's comm_s note says so). Its title said "loopback, measured"."""
-    from lionsim.reports.titles import measured_on, named_network
     from tests.helpers.cli import run_cli
 
     code, out, err = run_cli(["bench", "--backend", "gloo", "--ranks", "1", "-w", "mlp", "--model-size", "tiny",
@@ -237,6 +237,11 @@ def test_a_gloo_run_of_one_rank_is_titled_modelled_not_measured(tmp_path, capsys
     assert code == 0, err
     title = next(line.strip() for line in out.splitlines() if line.strip().startswith("lionsim: mlp"))
     assert title == "lionsim: mlp, 2 workers, 1gbe (1 gloo rank: comm modelled), 2 steps", title
+
+
+def test_one_gloo_rank_names_no_measured_link():
+    from lionsim.reports.titles import measured_on, named_network
+
     meta = {"config": {"backend": "gloo", "ranks": 1}, "network_given": False, "ranks_on_one_host": True}
     assert measured_on(meta) is None  # no link was measured: the captions name none
     two = {"config": {"backend": "gloo", "ranks": 2}, "network_given": True, "ranks_on_one_host": True}
