@@ -204,7 +204,8 @@ def estimate_report(directory: Path) -> str:
     if has_to_target(frame):
         timed = read_table(directory / "sweep.csv", ["sweep_value", *TO_TARGET_NEEDS])
         why = no_plot_reason(timed)
-        parts.append("## Time to target at scale\n\n" + to_target_sweep_section(timed, to_target, variable, shown)
+        # its crossings: the "Time-to-target crossovers" table below, not a list here too
+        parts.append("## Time to target at scale\n\n" + to_target_sweep_section(timed, None, variable, shown)
                      + (f"\n\nto_target.png is not drawn: {why}." if why else ""))
     _kind, paths = plot_dir(directory)
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))

@@ -612,7 +612,8 @@ def test_the_command_prints_writes_plots_and_reports_time_to_target(tmp_path):
     assert done.exit_code == 0, done.output
     report = (out / "report.md").read_text()
     assert "## Time to target at scale" in report and "if convergence at scale behaves as it did there" in report
-    assert "![to_target](to_target.png)" in report and "Where each run starts (or stops) reaching" in report
+    assert "![to_target](to_target.png)" in report and "## Time-to-target crossovers" in report
+    assert "Where each run starts (or stops) reaching" not in report  # said once: the crossovers' table
 
 
 def test_report_of_one_estimate_says_it_in_words(tmp_path):
