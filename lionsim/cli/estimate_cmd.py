@@ -228,7 +228,7 @@ def estimate_cmd(
         taken["model"] = frame["model"].iloc[0]
     swept_notes = [*swept.algorithm_notes, *point_lines(frame, swept)] if swept is not None else []
     record = _record(taken, sweep, need, trace, footnotes(frame, swept_notes), frame.attrs.get("baseline_line", ""),
-                     network_given.to_dict())
+                     network_given.to_dict(), frame.attrs.get("tokens_line", ""))
     written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, record) if out is not None else []
     published(out)  # an interruption from here on (the tables print) says the files are there
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
@@ -314,12 +314,14 @@ files), the options it resolved to, lionsim's version."""
 
 
 def _record(fields: dict, sweep: str | None, need: str | None, trace: bool, notes: list[str] = (),
-            baseline_note: str = "", network: dict | None = None) -> dict:
+            baseline_note: str = "", network: dict | None = None, tokens_line: str = "") -> dict:
     """estimate.json's content: the command as typed and the folder it ran in, every option as the
     estimate took it (each path absolute, as run.json records them: lionsim.option_paths), the
     network in its profile form (`network`: what a profile file held, for the report), the notes
-    its table's caption printed (footnotes), and which of them says whose the baseline is
-    (`baseline_note`, where --from-run took DIR's: the report puts it beside the speedups)."""
+    its table's caption printed (footnotes), which of them says whose the baseline is
+    (`baseline_note`, where --from-run took DIR's: the report puts it beside the speedups), and
+    `tokens_per_worker_defaulted`: the line saying a run's length or time to target rests on
+    estimate's default tokens a worker (absent where --tokens-per-worker was given or no run rests on it)."""
     import lionsim
     from lionsim.cli.app import invoked
     from lionsim.option_paths import absolute, placed
@@ -327,6 +329,7 @@ def _record(fields: dict, sweep: str | None, need: str | None, trace: bool, note
     options = placed({**fields, "sweep": sweep, "need": need, "trace": trace}, absolute, "estimate")[0]
     return {"command": "estimate", "argv": invoked(), "cwd": os.getcwd(), "options": options, "notes": list(notes),
             **({"baseline_note": baseline_note} if baseline_note else {}),
+            **({"tokens_per_worker_defaulted": tokens_line} if tokens_line else {}),
             **({"network": network} if network else {}),
             "versions": {"lionsim": lionsim.__version__, "python": sys.version.split()[0]}}
 

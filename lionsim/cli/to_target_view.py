@@ -11,8 +11,8 @@ from rich.table import Table
 from lionsim.reports.columns import ROUND_STEPS, strategy_text
 from lionsim.reports.widths import TABLE_WIDTH, fill, fit, fold_run, natural_width, run_width, table_width
 from lionsim.numbers import run_duration, speedup_text
-from lionsim.reports.to_target import (SPEEDUP_BAND, UNFIT, band_text, notes, source_text, speedup_band_text, status,
-                                      unfit, unfit_words)
+from lionsim.reports.to_target import (SPEEDUP_BAND, UNFIT, band_text, lr_edge_lines, notes, source_text,
+                                      speedup_band_text, status, unfit, unfit_words)
 
 RUN_WIDTH = 17
 """Least characters of the run column (the estimate's tables': lionsim.cli.estimate_view)."""
@@ -42,18 +42,6 @@ def fitted_text(first) -> str:
     if len(counts) == 1:
         return f" (measured at {int(counts[0]):,} workers only; no fit). "
     return " (fitted against log N over its worker counts). "
-
-
-def lr_edge_lines(frame: pd.DataFrame) -> list[str]:
-    """The lr sweep's warnings that a best lr lies at its grid's edge (lionsim.reports.best_lr), for the
-    runs the figures came from and the baseline, whose lr moves every ratio: repeated, as a wider grid
-    may move the figure. [] where there are none (or the column predates them)."""
-    edges = frame["to_target_lr_edges"].iloc[0] if "to_target_lr_edges" in frame.columns else ""
-    if not isinstance(edges, str) or not edges:
-        return []
-    used = {frame["to_target_baseline"].iloc[0], *(m for m in frame["to_target_match"] if isinstance(m, str) and m)}
-    return [f"{edge} (the lr sweep's warning: a figure from it may move)." for edge in edges.split("; ")
-            if any(edge.startswith(f"{label}, N=") for label in used)]
 
 
 def to_target_table(frame: pd.DataFrame) -> Table:

@@ -92,6 +92,13 @@ def _baseline_note(directory: Path) -> str:
     return f"\n\n{note}" if isinstance(note, str) and note else ""
 
 
+def _tokens_line(directory: Path) -> str:
+    """estimate.json's line that the run's length or time to target rests on estimate's default tokens
+    a worker, as a paragraph under the configuration; "" where none (given, or a directory before it)."""
+    line = _record(directory).get("tokens_per_worker_defaulted")
+    return f"\n\n{line}" if isinstance(line, str) and line else ""
+
+
 def _notes(directory: Path) -> str:
     """The Notes section: what the estimate's caption said about its runs (estimate.json's notes:
     a run that does not fit, H below the authors', a rank that compresses nothing), "" where none;
@@ -189,7 +196,7 @@ def estimate_report(directory: Path) -> str:
     parts = [
         f"# lionsim report: estimate of {model_name(first)} against {variable}, {first['network']}",
         "No training: every figure is the step-time model's (`lionsim estimate`).",
-        "## Configuration\n\n" + _config(frame, directory),
+        "## Configuration\n\n" + _config(frame, directory) + _tokens_line(directory),
         f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable, shown) + under(True)
         + (f"\n\n{mark_line(cap)}" if above else ""),
         f"## Speedup against {run_name(*first['baseline'].split('@', 1), rounds_of(frame))}\n\n" + _pivot(frame, "speedup", speedup_text, variable, shown)
@@ -244,7 +251,7 @@ def one_estimate_report(directory: Path) -> str:
          speedup_text(r.speedup)] for r in frame.itertuples(index=False)])
     parts = [f"# lionsim report: estimate of {model_name(first)}, {first['workers']:,} workers, {first['network']}",
              "No training at this scale: every time is the step-time model's (`lionsim estimate`).",
-             "## Configuration\n\n" + _config(frame, directory),
+             "## Configuration\n\n" + _config(frame, directory) + _tokens_line(directory),
              "## Step\n\n" + steps + "\n\nPer worker and step; sent: bytes one worker sends per step; speedup: "
              f"{first['baseline']}'s step / this run's." + _baseline_note(directory)]
     if has_to_target(frame):

@@ -160,6 +160,18 @@ ASSUMPTION = ("These are the times to target at scale if convergence at scale be
               "nothing at this scale: the step is modelled, the convergence is the small run's.")
 
 
+def lr_edge_lines(frame: pd.DataFrame) -> list[str]:
+    """The lr sweep's warnings that a best lr lies at its grid's edge (lionsim.reports.best_lr), for the
+    runs the figures came from and the baseline, whose lr moves every ratio: repeated, as a wider grid
+    may move the figure. [] where there are none (or the column predates them)."""
+    edges = frame["to_target_lr_edges"].iloc[0] if "to_target_lr_edges" in frame.columns else ""
+    if not isinstance(edges, str) or not edges:
+        return []
+    used = {frame["to_target_baseline"].iloc[0], *(m for m in frame["to_target_match"] if isinstance(m, str) and m)}
+    return [f"{edge} (the lr sweep's warning: a figure from it may move)." for edge in edges.split("; ")
+            if any(edge.startswith(f"{label}, N=") for label in used)]
+
+
 def has_to_target(frame: pd.DataFrame) -> bool:
     """Whether an estimate's rows carry --from-run's columns."""
     return "time_to_target_s" in frame.columns and "to_target_from" in frame.columns
@@ -212,7 +224,7 @@ def to_target_section(frame: pd.DataFrame) -> str:
         "a run of that many steps priced with every phase it has (phases); band: the fits' residual spread "
         "(none where one run, or one point per fitted coefficient, leaves no spread to measure); speedup: the "
         f"baseline's time to target / this run's; {SPEEDUP_BAND}.",
-        _verdict(frame)])
+        _verdict(frame), *lr_edge_lines(frame)])
 
 
 def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None, variable: str,
@@ -261,7 +273,7 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
               for r in missing]
     if over := unfit_words(frame):
         parts.append(f"{over}.")
-    return "\n\n".join(parts)
+    return "\n\n".join([*parts, *lr_edge_lines(frame)])
 
 
 def ends(row) -> str:

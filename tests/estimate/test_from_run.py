@@ -933,3 +933,28 @@ def test_the_default_tokens_a_worker_is_said_where_it_sets_the_run(tmp_path, cap
     assert code == 0 and f"note: {line}" in err
     code, out, err = run_cli(plain, capsys)  # a steady step alone: no run for it to set
     assert code == 0 and "estimate's default, not the run's" not in out + err
+
+
+@pytest.mark.parametrize("sweep", [[], ["--sweep", "workers=8,16"]])
+def test_the_report_says_the_default_tokens_a_worker_as_the_estimate_did(tmp_path, capsys, sweep):
+    """report.md of an estimate (one, or a sweep) that took the default tokens a worker says the
+    terminal's line; given --tokens-per-worker, or a directory from before estimate.json recorded it: no
+    line."""
+    from lionsim.compute import MODELS
+    from tests.helpers.cli import run_cli
+
+    sample = MODELS.get("gpt2-124m").tokens_per_sample
+    line = f"tokens/worker: {sample:,} (estimate's default, not the run's: --tokens-per-worker sets your batch)."
+    plain = ["estimate", "-m", "gpt2-124m", "--network", "10gbe", "-s", "adamw", "-s", "dlion-mavo",
+             "--from-run", str(bench_dir(tmp_path)), *sweep]
+    for name, extra, says in (("default", [], True), ("given", ["--tokens-per-worker", str(sample)], False)):
+        out = tmp_path / name
+        code, _out, err = run_cli([*plain, *extra, "--out", str(out)], capsys)
+        assert code == 0, err
+        assert run_cli(["report", str(out)], capsys)[0] == 0
+        assert (line in " ".join((out / "report.md").read_text().split())) == says, name
+    record = json.loads((tmp_path / "default" / "estimate.json").read_text())
+    del record["tokens_per_worker_defaulted"]  # an estimate written before the field
+    (tmp_path / "default" / "estimate.json").write_text(json.dumps(record))
+    assert run_cli(["report", str(tmp_path / "default")], capsys)[0] == 0
+    assert "estimate's default, not the run's" not in (tmp_path / "default" / "report.md").read_text()

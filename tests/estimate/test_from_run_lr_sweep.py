@@ -59,3 +59,15 @@ def test_a_sweep_over_several_worker_counts_is_said_fitted():
     assert fitted_text({"to_target_kind": "sweep", "to_target_workers": "1024"}) == (
         " (measured at 1,024 workers only; no fit). ")
     assert fitted_text({"to_target_kind": "bench run", "to_target_workers": "8"}) == ". "
+
+
+@pytest.mark.parametrize("sweep", [[], ["--sweep", "workers=2,4"]])
+def test_the_report_of_the_estimate_repeats_the_edge_warnings(swept, tmp_path, sweep):
+    """report.md of one estimate and of an estimate sweep carries the lines its table printed,
+    read from the estimate's CSV (to_target_lr_edges)."""
+    out = tmp_path / "est"
+    assert exit_code([*ESTIMATE, "--from-run", str(swept), *sweep, "--out", str(out)]) == 0
+    assert exit_code(["report", str(out)]) == 0
+    report = " ".join((out / "report.md").read_text().split())
+    for edge in edges_by_hand(swept):
+        assert f"{edge} (the lr sweep's warning: a figure from it may move)." in report
