@@ -252,7 +252,7 @@ def estimate_cmd(
         # and library columns hold the values; these say what they imply)
         for note in (short_bench_note(frame), *frame.attrs.get("built_notes", ()), library_hint(frame),
                      memory_note(frame), unmeasured_note(frame), frame.attrs.get("slower_line", ""),
-                     frame.attrs.get("tokens_line", "")):
+                     frame.attrs.get("tokens_line", ""), *frame.attrs.get("unacted_notes", ())):
             if note:
                 err_console.print(f"note: {note}", markup=False, highlight=False)
     else:

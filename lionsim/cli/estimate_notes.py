@@ -164,9 +164,10 @@ def caption_notes(frame: pd.DataFrame) -> list[Note]:
 
 def footnotes(frame: pd.DataFrame, algorithm_notes: Iterable[str] = ()) -> list[str]:
     """Every note the breakdown's caption prints about its runs (caption_notes) and a sweep's
-    `algorithm_notes` (a run's line indented under the line naming the library), each once:
+    `algorithm_notes` (a run's line indented under the line naming the library), with the whole
+    run's lines on a warm-up it never left (unacted_notes), each once:
     estimate.json records them so `lionsim report` carries what the terminal said."""
-    lines = [*(note.text for note in caption_notes(frame)), *algorithm_notes]
+    lines = [*(note.text for note in caption_notes(frame)), *frame.attrs.get("unacted_notes", ()), *algorithm_notes]
     return list(dict.fromkeys(line for line in lines if line))
 
 
@@ -179,6 +180,7 @@ def point_lines(frame: pd.DataFrame, swept) -> list[str]:
     from lionsim.reports.to_target import has_to_target, notes
 
     said = {note.text for note in caption_notes(frame)} | set(frame.attrs.get("notes", ()))
+    said |= set(frame.attrs.get("unacted_notes", ()))  # under the whole run's table
     said |= {faster_text(hier) for hier in frame.attrs.get("faster_hier", ())}  # in hier_notes' words there
     if has_to_target(frame):  # the time to target table's notes on its runs
         said |= {part for row in frame.itertuples(index=False) for part in notes(row)}

@@ -165,7 +165,8 @@ def run_table(frame: pd.DataFrame) -> Table:
         "time: the run's length (h:mm:ss; past a day in days, d, past a year in years, y); mean step and steady "
         "step in ms; speedup: the baseline's run / this run; "
         "phases: the steps of each kind the run has."
-        + (f"\n{frame.attrs['tokens_line']}" if frame.attrs.get("tokens_line") else "")),
+        + (f"\n{frame.attrs['tokens_line']}" if frame.attrs.get("tokens_line") else "")
+        + "".join(f"\n{line}" for line in frame.attrs.get("unacted_notes", ()))),  # bench's note: never acted
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from lionsim.estimate.config import Resolved
 from lionsim.estimate.hier_hint import faster_forms, faster_text
 from lionsim.estimate.library_note import sockets_cap_line, unmeasured_ops_line
-from lionsim.estimate.table import NOTE
+from lionsim.estimate.table import NOTE, UNACTED
 from lionsim.network import Network
 from lionsim.reports.points import labels, spans_text
 from lionsim.reports.to_target import notes as to_target_notes
@@ -59,7 +59,8 @@ def entries(r: Resolved, point: int, workers: int, network: Network, rows: list[
     table's capped line says it) and each faster hier: form (over bandwidth the breakdown's caption
     names them at the network's own rate: pricing each form at up to 1,000 rates doubled the
     sweep's time); with --from-run the time to target's notes."""
-    found = [Entry(f"{row['strategy']}@{row['transport']}", row[NOTE], point) for row in rows if row.get(NOTE)]
+    found = [Entry(f"{row['strategy']}@{row['transport']}", row[key], point) for row in rows
+             for key in (NOTE, UNACTED) if row.get(key)]  # UNACTED: --tokens' steps at this count in a warm-up
     if variable == "workers" and (cap := sockets_cap_line(network, workers)):
         found.append(Entry("", cap, point))
     if variable == "workers":  # whether a node's sum pays depends on the nodes, not on the link's rate

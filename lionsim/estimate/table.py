@@ -94,6 +94,7 @@ from lionsim.estimate.run import KindCount, describe, step_kinds
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS, speedup_band
 from lionsim.steptime.rounds import local_times, sync_distribution
 from lionsim.steptime.stragglers import expected_times, max_distribution
+from lionsim.strategies.core.unacted import unacted_note
 from lionsim.strategies.local_steps import LocalSteps
 from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
 from lionsim.steptime.work import Kernels, device_work
@@ -382,6 +383,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             ROUND_STEPS: rounds(p.strategy),
             SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
             BUILT: built_line(p.strategy, r.shapes),
+            UNACTED: unacted_note(p.strategy, steps) if steps and p.strategy is not None else "",
         })
     for row in rows:
         check_finite(row)
@@ -455,6 +457,10 @@ NOTE = "note"
 BUILT = "built_note"
 """A row's line where its strategy was built otherwise than its options read (Strategy.built_note),
 not a column: the frame's attrs["notes"], with NOTE's."""
+UNACTED = "unacted_note"
+"""A row's line where its whole run (--steps / --tokens) ends inside its strategy's warm-up, so an option
+given never acted (lionsim.strategies.core.unacted, bench's own note), not a column: the frame's
+attrs["unacted_notes"], said under the whole run's table."""
 SHORT_BENCH = "short_bench"
 """A row's authors' H where it took lionsim's short-bench default (Strategy.short_bench_default), not a
 column: the frame's attrs["short_bench"], by strategy."""
@@ -490,9 +496,11 @@ def merged_notes(notes) -> list[str]:
 def frame(rows: list[dict]) -> pd.DataFrame:
     """Rows in the estimate.csv column order; attrs["notes"]: the rows' footer lines, each once
     (a container wider than its transport's name says), and "built_notes" (Strategy.built_note);
+    attrs["unacted_notes"]: each whole run that ended inside its warm-up (UNACTED);
     attrs["short_bench"]: the authors' H of each run that took the short-bench default."""
     out = pd.DataFrame.from_records(rows, columns=columns(rows))
     out.attrs["built_notes"] = list(dict.fromkeys(row[BUILT] for row in rows if row.get(BUILT)))
     out.attrs["notes"] = merged_notes([row[NOTE] for row in rows if row.get(NOTE)]) + out.attrs["built_notes"]
+    out.attrs["unacted_notes"] = list(dict.fromkeys(row[UNACTED] for row in rows if row.get(UNACTED)))
     out.attrs["short_bench"] = {row["strategy"]: row[SHORT_BENCH] for row in rows if row.get(SHORT_BENCH)}
     return out
