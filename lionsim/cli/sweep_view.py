@@ -178,6 +178,27 @@ def cells_times(summary: pd.DataFrame, root: Path | None) -> str:
     return said.pop() if len(said) == 1 and UNKNOWN not in said else f"each cell's {UNKNOWN}"
 
 
+def cells_option_notes(summary: pd.DataFrame, root: Path | None) -> list[str]:
+    """What each cell's bench noted of its options (run.json's option_notes: one capped, one that never
+    acted as the steps ended inside the warm-up), each line once over the cells; [] where no cell's
+    record has any (an older one, or an unreadable one)."""
+    from lionsim.errors import LionsimError
+    from lionsim.reports.files import read_json
+    from lionsim.sweep.store import CELLS_DIR
+
+    if root is None or "cell" not in summary.columns:
+        return []
+    said: dict[str, None] = {}
+    for cell in dict.fromkeys(summary["cell"]):
+        try:
+            meta = read_json(Path(root) / CELLS_DIR / str(cell) / "run.json")
+        except (LionsimError, OSError):  # cells_times says the record is missing
+            continue
+        notes = meta.get("option_notes") if isinstance(meta, dict) else None
+        said.update(dict.fromkeys(n for n in notes or () if isinstance(n, str) and n))
+    return list(said)
+
+
 def _diverged(summary: pd.DataFrame) -> pd.Series:
     """Whether each row's cell diverged (diverged_at_step set; an older summary has no column)."""
     if "diverged_at_step" not in summary.columns:
@@ -245,7 +266,8 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
     caption = (f"{cells_times(summary, root)}. loss: final (trailing mean); {metric}: last eval; step ms: mean per step; "
                + ("speedup: step time against the group's baseline (same workload, N, network, seed"
                   + (", lr)" if lrs else ")") if compared else ONE_RUN)
-               + (f". {diverged_note(compared)}" if marks else ""))
+               + (f". {diverged_note(compared)}" if marks else "")
+               + "".join(f"\n{note}" for note in cells_option_notes(summary, root)))  # bench's, once a run
     table = Table(title=sweep_title(summary, _asked_steps(root)), caption=caption,
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:

@@ -127,6 +127,8 @@ class Results:
             notes.append(gaps)
         if notes:  # the table's footer, continued (Transport.footnote: a widened container, hier:'s bits)
             record["notes"] = notes
+        if options := list(dict.fromkeys(note for r in self.runner.records for note in r.option_notes if note)):
+            record["option_notes"] = options  # of those, the options' (capped, never acted): a sweep's caption says them
         return BenchResult(steps, summary, record, calls, files)
 
     def unmeasured_line(self) -> str:
