@@ -108,7 +108,7 @@ def test_a_shaded_span_has_a_swatch_as_drawn_and_a_label_clear_of_the_baseline(m
     assert len(lion) == 1 and list(lion[0].get_ydata()) == pytest.approx(list(means)), lion  # its line alone
     (shade,) = _shades(ax)
     assert mcolors.to_rgb(shade.get_facecolor()) == _colour("lion@allreduce")
-    (swatches,) = [h for h in handles if h.get_label() == "crosses 1 between these counts"]
+    (swatches,) = [h for h in handles if h.get_label() == sweep.SPAN_TURNS]
     assert [(mcolors.to_rgb(p.get_facecolor()), p.get_alpha()) for p in swatches] == \
         [(_colour("lion@allreduce"), shade.get_alpha())]
     (label,) = ax.texts
@@ -149,3 +149,29 @@ def test_over_three_bandwidths_the_curve_is_drawn_as_before(monkeypatch):
              and line.get_linestyle() != "None" and len(line.get_xdata()) > 3]
     assert curve and np.ptp(curve[0].get_xdata()) == pytest.approx(11.7 - 0.117)
     assert title is None and "line: mean over 2 seeds\nband: min-max over seeds" in [h.get_label() for h in handles]
+
+
+@pytest.mark.parametrize("x", ["workers", "bandwidth_GBps"])
+def test_the_crossover_marker_says_it_marks_a_crossing_of_1_or_the_edge_of_a_tie(monkeypatch, x):
+    """lion ties (within TIE of 1.00x: lionsim.numbers.TIE), then wins: its X marks where it leaves the
+    tie band, which is no crossing of 1, and the legend says both (estimate's sweep.png: "ties", "turns")."""
+    from lionsim.numbers import TIE
+
+    points = ([((2, "1gbe"), 1 + TIE / 2), ((3, "1gbe"), 1.3), ((4, "1gbe"), 1.4)] if x == "workers" else
+              [((8, "1gbe"), 1 + TIE / 2), ((8, "10gbe"), 1.3), ((8, "100gbe"), 1.4)])
+    _fig, handles, _ = _draw(monkeypatch, _summary(points).query("seed == 0"), x)
+    labels = [h.get_label() for h in handles if not isinstance(h, tuple)]
+    marker = [label for label in labels if label.startswith("crossover:")]
+    assert marker and all("crosses 1\nor a win meets a tie" in label for label in marker), labels
+
+
+def test_a_whole_panels_span_says_whether_it_crosses_1_or_meets_a_tie(monkeypatch):
+    """4 and 8 workers on nodes of one are not neighbours: the crossover lies between them, the whole
+    panel, said in the legend in words: "crosses 1" from a loss, "a win meets a tie" from a tie."""
+    from lionsim.numbers import TIE
+
+    for first, words in ((0.9, "crosses 1"), (1 + TIE / 2, "a win meets a tie")):
+        summary = _summary([((4, "1gbe"), first), ((8, "1gbe"), 1.3)]).query("seed == 0")
+        _fig, handles, _ = _draw(monkeypatch, summary, "workers")
+        labels = [h.get_label() for h in handles if not isinstance(h, tuple)]
+        assert f"lion@allreduce: {words}\nbetween 4 and 8 workers" in labels, labels

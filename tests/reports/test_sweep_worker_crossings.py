@@ -77,7 +77,7 @@ def _annotations(root, summary) -> list[str]:
     def keep(fig, path):  # the panel's labels, and a crossing the legend says (a span as wide as the panel)
         legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
         texts.extend(t.get_text() for ax in fig.axes for t in ax.texts)
-        texts.extend(t.get_text() for legend in legends for t in legend.get_texts() if "crosses 1\n" in t.get_text())
+        texts.extend(t.get_text() for legend in legends for t in legend.get_texts() if ": crosses 1\n" in t.get_text())
         return original(fig, path)
 
     sweep.save = keep

@@ -366,7 +366,8 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
                                     xytext=(4, 6 + 11 * (k % 3)), fontsize=8, color=colour)
                     elif (low, high) == (xs[0], xs[-1]):  # the whole panel: a shade there says nothing
                         where = f" ({_panel_title(facet, value)})" if len(order) > 1 else ""
-                        across.append(Words(f"{label}: crosses 1\n{worker_crossing_text((low, high))}{where}",
+                        turns = "crosses 1" if y == 1.0 else "a win meets a tie"  # an edge of the ties: 1 + TIE
+                        across.append(Words(f"{label}: {turns}\n{worker_crossing_text((low, high))}{where}",
                                             colour))  # words alone: nothing in the panel marks it
                     else:  # somewhere between two measured counts: the span, no point
                         # the shade alone (its swatch in the legend): a dotted segment at 1.0 lay on the
@@ -410,13 +411,12 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
         ax.set_visible(False)
     for ax in axes[::ncols]:
         ax.set_ylabel(f"{column.replace('_', ' ')} vs baseline (x)")
-    crosses = ("crossover: the winning count\nwhere speedup crosses 1" if x == "workers"
-               else "crossover: speedup crosses 1")
+    crosses = (f"crossover: the winning count\nwhere {TURNS}" if x == "workers" else f"crossover: {TURNS}")
     extra = [Line2D([], [], color="grey", linestyle=":", marker="X", markeredgecolor="black",
                     label=crosses)] if marked else []
     if spans:  # a swatch as each shade is drawn: the run's colour, the shade's alpha
         extra.append(Swatches([Patch(color=colour, alpha=SPAN_ALPHA, linewidth=0) for colour in spans],
-                              "crosses 1 between these counts"))
+                              SPAN_TURNS))
     extra += across
     pointed = {label for label in labels if label not in curved}  # points alone in every panel
     few = joined and x == "bandwidth_GBps" and pointed - {baseline}
@@ -428,6 +428,12 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
     return save(fig, path)
 
 
+TURNS = "speedup crosses 1\nor a win meets a tie"
+"""What a crossover's dotted line and X mark (lionsim.reports.between): where the speedup crosses
+1.00x, or where a run that only ties and wins leaves the tie band (within TIE of 1.00x) to win;
+estimate's sweep.png says each run's ("wins from 16 workers, ties elsewhere"; "also turns at")."""
+SPAN_TURNS = "crosses 1 or a win meets\na tie between these counts"
+"""The legend's swatch of the shaded spans a crossover (TURNS) lies in."""
 SPAN_ALPHA = 0.12
 """The shade of a span a worker crossover lies in (and its legend swatch)."""
 
