@@ -90,6 +90,9 @@ class Measured:
     config.strategy, a sweep's grid runs (empty where not recorded)."""
     cwd: str | None = None
     """The folder its command ran in, where recorded (argv's relative paths are there)."""
+    warmup_until: dict[str, int] = field(default_factory=dict)
+    """Runs whose every trained step fell inside their warm-up (run.json's runs[].warmup_until, in
+    any cell): label -> the first step past it. Their steps to target are not their method's."""
     momentum_sync: str = "never"
     """The --momentum-sync it trained with (run.json's config, sweep.json's bench): the Lion family's
     steps to target are that sync's, so the estimate prices it where the user gives none."""
@@ -221,10 +224,12 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
                     for label, row in zip(labels, summary.itertuples(index=False)))
     options = {entry["run"]: entry.get("options") or {} for entry in meta.get("runs") or []
                if isinstance(entry, dict) and "run" in entry}
+    warm = _warmup_until([meta])
     return Measured(path=given, kind="bench run", workload=str(base["workload"]), baseline=baseline,
                     target=f"{target:.4g} ({rule})", target_loss=target, labels=tuple(labels), reaches=reaches,
                     cells=1, options=options, argv=_argv(meta), strategies=_inner(meta, "config", "strategy"),
-                    cwd=_text(meta.get("cwd")), momentum_sync=_sync(meta, "config"), **_size_and_common_loss(summary))
+                    cwd=_text(meta.get("cwd")), momentum_sync=_sync(meta, "config"), warmup_until=warm,
+                    **_size_and_common_loss(summary))
 
 
 def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measured:
@@ -299,6 +304,7 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
                     reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),
                     argv=_argv(record), strategies=_inner(record, "grid", "runs"),
                     cwd=_text(record.get("cwd")), lr_edges=edges, momentum_sync=_sync(record, "bench"),
+                    warmup_until=_warmup_until(_json(m) for m in (where / "cells").glob(f"*/{META_FILE}")),
                     **_size_and_common_loss(summary))
 
 
@@ -316,6 +322,17 @@ def _inner(record: dict, table: str, key: str) -> tuple[str, ...]:
     """record[table][key], a list of strings, as a tuple; () where it is not recorded so."""
     inner = record.get(table)
     return _texts(inner.get(key) if isinstance(inner, dict) else None)
+
+
+def _warmup_until(records) -> dict[str, int]:
+    """label -> runs[].warmup_until over run.json records (a sweep's cells: the latest step of any)."""
+    out: dict[str, int] = {}
+    for record in records:
+        for entry in (record.get("runs") or []) if isinstance(record, dict) else []:
+            at = entry.get("warmup_until") if isinstance(entry, dict) else None
+            if isinstance(at, int) and isinstance(entry.get("run"), str):
+                out[entry["run"]] = max(out.get(entry["run"], 0), at)
+    return out
 
 
 def _sync(record: dict, table: str) -> str:

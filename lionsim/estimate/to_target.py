@@ -321,6 +321,10 @@ class Convergence:
             return AtScale(math.nan, math.nan, math.nan, "", how, f"not trained in the {where}")
         if how == "by strategy" and (why := _borrowed(label, transport)):
             return AtScale(math.nan, math.nan, math.nan, "", "not trained", why)
+        if (first := self.measured.warmup_until.get(label)) is not None:  # it never trained as its method
+            return AtScale(math.nan, math.nan, math.nan, label, how,
+                           f"its trained run ended inside its warm-up (its first step past it, {first}, never ran): "
+                           f"its steps to target are not the method's; train it past step {first}")
         if otherwise := (trained_otherwise(self.measured.options.get(label), priced)
                          or synced_otherwise(self.measured.momentum_sync, priced)):
             return AtScale(math.nan, math.nan, math.nan, label, how, otherwise)

@@ -44,7 +44,7 @@ from lionsim.simulator import GRADIENT_METHODS, Replicas, gradient_method
 from lionsim.strategies import StrategyConfig, flatten_parameters, frozen_positions
 from lionsim.steptime.timeline import tensor_specs
 from lionsim.strategies.core.base import Hyper
-from lionsim.strategies.core.unacted import unacted_note
+from lionsim.strategies.core.unacted import first_past_warmup, unacted_note
 from lionsim.timing import Clock
 from lionsim.training.checkpoint import RunCheckpoint
 from lionsim.training.counting import KernelCounter
@@ -132,6 +132,9 @@ class RunRecord:
     option_notes: tuple[str, ...] = ()
     """Where an option the run was given did not act as its value reads: capped (Strategy.capped_note)
     or never reached past the warm-up (lionsim.strategies.core.unacted); more notes under its table."""
+    warmup_until: int | None = None
+    """The first step past the strategy's warm-up where every step of the run fell before it
+    (lionsim.strategies.core.unacted): the run never trained as its method; None otherwise."""
     kernels: dict[str, Counter] = field(default_factory=dict)
     """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
     a warm-up, a local step, a sync each launch their own) when `count_kernels` is on; a step
@@ -190,6 +193,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
                        params=layout.numel, shapes=shapes, built_note=strategy.built_note(),
                        option_notes=tuple(note for note in (strategy.capped_note(), unacted_note(strategy, steps))
                                           if note),
+                       warmup_until=first_past_warmup(strategy, steps),
                        tensors=tuple(tensor_specs(strategy.payload_spec(), shapes, strategy)))
     if resume is not None:
         resume.restore(strategy, record)

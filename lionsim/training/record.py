@@ -35,12 +35,15 @@ from lionsim.training.compute_figure import ComputeFigure
 from lionsim.workloads import Workload
 
 
-def run_entry(run: RunSpec, hyper: Hyper, diverged_at: int | None, options: object | None = None) -> dict:
-    """One run as run.json lists it: its label, the hyperparameters it was trained with and its
-    strategy's resolved options (its module's Options)."""
+def run_entry(run: RunSpec, hyper: Hyper, diverged_at: int | None, options: object | None = None,
+              warmup_until: int | None = None) -> dict:
+    """One run as run.json lists it: its label, the hyperparameters it was trained with, its
+    strategy's resolved options (its module's Options), and where every step fell inside its
+    warm-up, the first step past it (RunRecord.warmup_until)."""
     return {"run": run.label, "strategy": run.strategy, "transport": run.transport, "lr": hyper.lr,
             "weight_decay": hyper.weight_decay, "betas": list(hyper.betas),
-            "options": {} if options is None else dataclasses.asdict(options), "diverged_at_step": diverged_at}
+            "options": {} if options is None else dataclasses.asdict(options), "diverged_at_step": diverged_at,
+            **({} if warmup_until is None else {"warmup_until": warmup_until})}
 
 
 def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Workload, network: Network,

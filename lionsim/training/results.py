@@ -211,11 +211,22 @@ class Results:
         at = kept["diverged_at_step"].dropna() if kept is not None else ()
         return int(at.iloc[0]) if len(at) else None
 
+    def warmup_until(self, label: str) -> int | None:
+        """RunRecord.warmup_until of a run, or what the session it was resumed from recorded."""
+        done = next((r for r in self.runner.records if r.run.label == label), None)
+        if done is not None:
+            return done.warmup_until
+        resume = self.runner.resume
+        runs = (resume.meta.get("runs") if resume is not None and isinstance(resume.meta, dict) else None) or []
+        kept = next((e for e in runs if isinstance(e, dict) and e.get("run") == label), {})
+        return kept.get("warmup_until")
+
     def record(self, status: str, error: str | None) -> dict:
         """run.json (lionsim.training.record): every run with the hyperparameters it trains with."""
         plan, runner = self.plan, self.runner
         options = plan.options()
-        runs = [run_entry(r.run, r.hyper, self.diverged_at(r.label), r.options) for r in plan.runs]
+        runs = [run_entry(r.run, r.hyper, self.diverged_at(r.label), r.options, self.warmup_until(r.label))
+                for r in plan.runs]
         timing = timing_notes(options=options, device=plan.compute.device, compute=runner.compute,
                               network=self.network, ranks=runner.place.comm.ranks, comm_model=self.priced_by)
         workers = self.booking().workers

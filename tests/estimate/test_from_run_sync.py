@@ -53,3 +53,29 @@ def test_another_sync_than_the_trained_one_has_no_time_to_target(synced_run, cap
         "the run trained it with --momentum-sync every:4, this estimate prices never: time to target needs the "
         "trained sync (drop --momentum-sync, or train with never)")
     assert math.isfinite(never.loc["adamw", "time_to_target_s"])  # no per-worker momentum: not compared
+
+
+@pytest.fixture(scope="module")
+def warmup_only_run(tmp_path_factory):
+    """DiLoCo at H=50 trained 12 steps: its workers never synced, so its steps to target are no
+    DiLoCo's (a new user's sweep crowned such a run and priced it 7.53x sooner)."""
+    from lionsim.bench import BenchConfig, run_bench
+    from lionsim.reports import write_run
+
+    result = run_bench(BenchConfig(workload="mlp", model_size="tiny", workers=2, steps=STEPS, batch_size=8,
+                                   eval_every=STEPS, strategies=["adamw", "diloco"], options={"local_steps": 50}))
+    out = tmp_path_factory.mktemp("warm") / "run"
+    write_run(out, result.steps, result.summary, result.meta)
+    return out
+
+
+def test_a_run_that_never_left_its_warm_up_has_no_time_to_target(warmup_only_run, capsys):
+    import json
+
+    runs = {e["run"]: e for e in json.loads((warmup_only_run / "run.json").read_text())["runs"]}
+    assert runs["diloco@fp32-allreduce"]["warmup_until"] == 50 and "warmup_until" not in runs["adamw@fp32-allreduce"]
+    rows = _rows(capsys, BASE + ["--from-run", str(warmup_only_run), "-s", "adamw", "-s", "diloco"])
+    assert math.isnan(rows.loc["diloco", "time_to_target_s"])
+    assert rows.loc["diloco", "to_target_note"].startswith("its trained run ended inside its warm-up (its first "
+                                                           "step past it, 50, never ran)")
+    assert math.isfinite(rows.loc["adamw", "time_to_target_s"])

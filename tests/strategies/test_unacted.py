@@ -47,8 +47,13 @@ def test_dgc_at_a_ratio_above_its_warm_up_stages_sends_it_from_step_one():
     assert unacted_note(built("dgc", "sparse-allgather", topk_ratio=0.5, dgc_warmup_steps=8), 2) == ""
 
 
-def test_a_default_short_run_says_nothing():
-    assert unacted_note(built("powersgd", "lowrank-allreduce"), 4) == ""  # nothing given past the warm-up
+def test_a_default_short_run_is_noted_too():
+    """`-s powersgd --steps 4` trained 4 plain fp32 steps: said with no option given (a new user's
+    smoke run was labelled PowerSGD at 32/32 bits with no word), naming no option."""
+    note = unacted_note(built("powersgd", "lowrank-allreduce"), 4)
+    assert note == ("powersgd: no compressed step ran: the run's 4 steps end before its first, step 11 "
+                    "(--powersgd-warmup-steps 10); add --steps or lower --powersgd-warmup-steps.")
+    assert unacted_note(built("powersgd", "lowrank-allreduce"), 11) == ""  # step 11 ran: the method's
 
 
 def test_a_plugin_without_a_trusted_schedule_says_nothing():

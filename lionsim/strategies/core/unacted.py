@@ -1,7 +1,9 @@
-"""The note bench prints where a run's steps all fall in its strategy's warm-up, so the options it
-was given that act only past it (OptionRule.acts PAST_WARMUP: a PowerSGD rank, DiLoCo's outer
-step) never acted: `-s powersgd --powersgd-rank 1 --steps 4` trains 4 plain fp32 steps, exactly
-as without the rank.
+"""The note bench prints where a run's steps all fall in its strategy's warm-up: `-s powersgd
+--steps 4` trains 4 plain fp32 steps, so the row is not PowerSGD's, and it names the options given
+that act only past the warm-up (OptionRule.acts PAST_WARMUP: a PowerSGD rank, DiLoCo's outer step),
+which never acted. Said whether or not an option was given: a short run of a method that never ran
+is labelled with its name. run.json records the step (runs[].warmup_until), so that `estimate
+--from-run` gives such a run no time to target.
 
 A note, not a refusal (estimate refuses its analogue, an option no priced step reads): a short
 smoke run is a legitimate bench. Whether a run got past its warm-up is read from the schedule
@@ -47,14 +49,12 @@ def first_past_warmup(strategy, steps: int) -> int | None:
 
 
 def unacted_note(strategy, steps: int) -> str:
-    """The line for a run of `steps` steps that ended inside its warm-up and was given an option
-    that acts past it, or the warm-up's own; "" otherwise."""
+    """The line for a run of `steps` steps that ended inside its warm-up, naming the options given
+    that act past it; "" otherwise."""
     specs = option_specs(strategy.name, strategy.Options)
     idle = [s for s in specs if s.rule.acts == PAST_WARMUP and given(strategy, s)]
     warmup = [s for s in specs if s.rule.acts == SETS_WARMUP]
-    if not idle and not any(given(strategy, s) for s in warmup):
-        return ""  # nothing asked of the steps past the warm-up: a default short run says nothing
-    first = first_past_warmup(strategy, steps)
+    first = first_past_warmup(strategy, steps)  # said given options or not: such a run is not the method's
     if first is None:
         return ""
     shown = [f"{s.flag} {getattr(strategy.opts, s.field)}" for s in idle]
