@@ -100,8 +100,9 @@ def parse_runs(specs: list[str], transport: str | None = None, source: str | Non
     bare = [names.strategies.get(s) for s in specs if "@" not in s]  # the strategies --transport is for
     if transport is not None:
         transport = names.transports.canonical(transport)
-        if source is not None and not any(can_use(s, transport) for s in bare):
-            raise _applies_to_none(transport, specs, source, names)
+        if not any(can_use(s, transport) for s in bare) and (source is not None or len(bare) > 1):
+            # one strategy is refused below with its valid transports; several: none of them is the one at fault
+            raise _applies_to_none(transport, specs, source or "the -s list", names)
         if not bare:
             raise LionsimError(f"--transport {transport} applies to no run: every strategy names its own transport "
                                f"({', '.join(specs)}); accepted: --transport with a strategy given without "

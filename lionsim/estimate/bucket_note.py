@@ -52,6 +52,9 @@ def slower_line(r: Resolved, frame: pd.DataFrame, memo: dict | None = None) -> s
              + (" (NCCL's model gives a mid-size call less bandwidth than one large call)" if nccl else ""))
     bucketed = any(rows[run].overlap == "buckets" for run in slower)
     cause += "" if bucketed else " and each codec kernel runs once a tensor"  # --overlap tensors
-    fix = "A larger --bucket-mb sends fewer, larger calls; --overlap" if bucketed else "--overlap"
-    return (f"Per bucket or tensor {cause}, more than backward hides here: {said} (speedups against these steps "
-            f"grow alike). {fix} none prices one exchange after backward.")
+    fix = ("A larger --bucket-mb sends fewer, larger calls, but hides less behind backward; --overlap"
+           if bucketed else "--overlap")
+    ratios = ", ".join(f"{rows[run].step_s / step:.2f}x for {run}" for run, step in slower.items())
+    return (f"Per bucket or tensor {cause}, more than backward hides here: {said} (so a speedup against such a "
+            f"step is larger than against one exchange after backward by that ratio: {ratios}). {fix} none prices "
+            "one exchange after backward.")

@@ -48,7 +48,8 @@ def sockets_cap_line(network: Network, workers: int) -> str:
     else:
         rule = f">= {TCP_ALPHA_US:g} -> sockets" if fabric.name == "sockets" else f"< {TCP_ALPHA_US:g} -> ib"
         how = f"fabric {fabric.name}, inferred: {network.name} names none and its inter alpha_us {alpha_us:g} {rule}"
-    return f"Inter link {rate} a node, priced at NCCL's cap ({how}): " + cap_reason(fabric.name, fabric.cap_GBps)
+    return (f"Inter link {rate} a node, but priced at NCCL's lower cap of {fabric.cap_GBps:.3g} GB/s ({how}): "
+            + cap_reason(fabric.name, fabric.cap_GBps))
 
 
 def gloo_traits_line(network: Network, spec: str | os.PathLike[str], traits_option: str | None) -> str:

@@ -37,8 +37,12 @@ def test_a_run_slower_per_bucket_is_named_with_both_steps(capsys):
 
     code, out, _ = run_cli([*CASE, "--network", "25gbe"], capsys)
     text = " ".join(out.split())
-    assert code == 0 and f"{SLOWER}: {said} (speedups against these steps grow alike)" in text
-    assert "A larger --bucket-mb sends fewer, larger calls; --overlap none prices one exchange after backward." in text
+    ratios = ", ".join(f"{auto.step_s[s, t] / none.step_s[s, t]:.2f}x for {s}@{t}" for s, t in slower)
+    assert "1.38x for adamw@fp32-allreduce" in ratios  # 1,160 / 838
+    assert code == 0 and (f"{SLOWER}: {said} (so a speedup against such a step is larger than against one exchange "
+                          f"after backward by that ratio: {ratios})") in text
+    assert ("A larger --bucket-mb sends fewer, larger calls, but hides less behind backward; --overlap none prices "
+            "one exchange after backward.") in text
     assert BUCKETS_NOTE.strip() not in text and text.count("Per bucket or tensor") == 1  # one line, in its place
 
     code, _, err = run_cli([*CASE, "--network", "25gbe", "--format", "csv"], capsys)

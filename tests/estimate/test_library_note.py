@@ -31,14 +31,14 @@ def profile(tmp_path, bandwidth: float, alpha_us: float = 25.0, extra: str = "")
 
 def test_a_link_faster_than_the_sockets_cap_is_said_with_the_inferred_fabric_and_what_lifts_it(tmp_path, monkeypatch):
     said = words(invoke_at(80, [*SMALL, "--network", profile(tmp_path, 2.9)], monkeypatch).stdout)
-    assert "Inter link 2.9 GB/s a node, priced at NCCL's cap" in said, said
+    assert "Inter link 2.9 GB/s a node, but priced at NCCL's lower cap of 1.96 GB/s" in said, said
     assert f"inferred: team names none and its inter alpha_us 25 >= {TCP_ALPHA_US:g} -> sockets" in said
     assert f"moves at most {CAP:g} GB/s a node whatever the link" in said and CAP == pytest.approx(1.96)
     for lift in ("[nccl] min_nchannels", 'fabric = "ib" in a profile', "--traits ideal"):
         assert lift in said
     # one colon, one "cap" before the reason (it read "priced at the cap (...): NCCL's sockets cap: its
     # transport"), and a full stop ending it before the next line
-    assert "priced at NCCL's cap (fabric sockets, inferred" in said and ": NCCL's sockets transport moves" in said
+    assert "priced at NCCL's lower cap of 1.96 GB/s (fabric sockets, inferred" in said and ": NCCL's sockets transport moves" in said
     assert "sockets cap:" not in said and "(the link alone, no library's cap)." in said
 
 
@@ -70,7 +70,7 @@ def test_a_link_below_full_efficiency_says_what_it_moves(tmp_path, monkeypatch):
     text = open(path).read().replace("bandwidth_GBps = 11.7\n", "bandwidth_GBps = 11.7\nefficiency = 0.43\n")
     open(path, "w").write(text)
     said = words(invoke_at(80, [*SMALL, "--network", path], monkeypatch).stdout)
-    assert f"Inter link 11.7 GB/s ({11.7 * 0.43:.3g} GB/s moved at efficiency 0.43) a node, priced at NCCL's cap" in said
+    assert f"Inter link 11.7 GB/s ({11.7 * 0.43:.3g} GB/s moved at efficiency 0.43) a node, but priced at NCCL's lower cap of" in said
 
 
 @pytest.mark.parametrize("case", [

@@ -334,6 +334,20 @@ def test_a_transport_no_default_run_takes_names_the_default_set_not_one_of_it(co
     assert f"; give -s, e.g. -s {example} --transport {transport}" in err and "strategy '" not in err
 
 
+def test_a_transport_none_of_several_given_strategies_can_use_names_them_all(capsys):
+    """-s adamw -s powersgd --transport a2a-1bit blamed adamw alone, though --transport goes only to
+    the strategies that can use it: neither can, so the line names both. One strategy keeps its own
+    line, with its valid transports."""
+    from tests.helpers.cli import one_line_exit_2
+
+    err = one_line_exit_2(["bench", "-s", "adamw", "-s", "powersgd", "--transport", "a2a-1bit"], capsys,
+                          "--transport a2a-1bit applies to no run of the -s list (adamw, powersgd): adamw, powersgd "
+                          "cannot use it; give -s, e.g. -s ")
+    assert "strategy 'adamw'" not in err
+    one_line_exit_2(["bench", "-s", "adamw", "--transport", "a2a-1bit"], capsys,
+                    "strategy 'adamw' cannot use transport 'a2a-1bit' (it sends dense); valid transports: ")
+
+
 def test_the_default_set_takes_a_transport_some_of_it_can_use():
     """The rule is the named strategies': --transport goes to the bare strategies that can use it."""
     from lionsim.config.bench import DEFAULT_STRATEGIES
