@@ -443,7 +443,8 @@ def basis(r: Resolved) -> str:
         return f"--tokens {r.run_tokens:,}"
     if r.run_steps is not None:
         return f"--steps {r.run_steps}"
-    return "the run's own" if r.convergence.measured.kind == "bench run" else "the run's own, fitted"
+    one_count = len(r.convergence.measured.workers) == 1  # a sweep at one worker count: nothing to fit
+    return "the run's own" if r.convergence.measured.kind == "bench run" or one_count else "the run's own, fitted"
 
 
 def columns(rows: list[dict]) -> list[str]:

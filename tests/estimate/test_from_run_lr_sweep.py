@@ -47,6 +47,7 @@ def test_an_lr_sweeps_edge_warning_is_repeated_and_one_count_is_not_a_fit(swept,
         assert f"{edge} (the lr sweep's warning: a figure from it may move)." in said
     assert "relative to adamw@fp32-allreduce's there (measured at 2 workers only; no fit)." in said
     assert "fitted against log N over its worker counts" not in said
+    assert "(the run's own)" in said and "the run's own, fitted" not in said  # the baseline's steps: no fit either
     # only the runs a figure came from (and the baseline): pricing adamw alone leaves lion's out
     code, out, err = run_cli([*ESTIMATE, "--from-run", swept, "-s", "adamw"], capsys)
     said = " ".join(out.split())
