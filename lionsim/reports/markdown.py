@@ -37,6 +37,7 @@ from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_te
 from lionsim.reports.paper import (PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, PAPER_WHERE, comparability, ordering_breaks,
                                    ordering_holds, paper_setup)
 from lionsim.reports.titles import named_network, profile_text
+from lionsim.reports.warmup_only import warmup_only
 
 SWEEP_SUMMARY = "sweep_summary.csv"
 SWEEP_STEPS = "sweep_steps.csv"
@@ -243,21 +244,27 @@ def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, 
     local-step run with its H (`rounds`: run_label -> H)."""
     frame = frame.assign(run=[run_name(s, t, rounds) for s, t in zip(frame["strategy"], frame["transport"])])
     runs = list(dict.fromkeys(frame["run"]))
+    warm = warmup_only(meta, directory)  # trained as another method: not ranked as its own
+    idle = {name: warm[f"{s}@{t}"] for name, s, t in zip(frame["run"], frame["strategy"], frame["transport"])
+            if f"{s}@{t}" in warm}
     rows = []
     for key, group in frame.groupby(GROUP, sort=False):
         times = {}
         for run in runs:
             t = group.loc[group["run"] == run, "time_to_target_s"]
             times[run] = float(t.mean()) if len(t) and t.notna().all() else math.nan
-        reached = {r: t for r, t in times.items() if math.isfinite(t)}
+        reached = {r: t for r, t in times.items() if math.isfinite(t) and r not in idle}
         first = min(reached, key=reached.get) if reached else "none"
         rows.append([str(key[1]), named_network(str(key[2]), meta, measured), _targets(group), f"**{first}**",
-                     *[ms(times[r]) if math.isfinite(times[r]) else "not reached" for r in runs]])
+                     *["warm-up only" if r in idle else ms(times[r]) if math.isfinite(times[r]) else "not reached"
+                       for r in runs]])
     seeds = frame["seed"].nunique() if "seed" in frame.columns else 1
     note = f" (mean over {seeds} seeds)" if seeds > 1 else ""
     return md_table(["workers", "network", "target loss", "first to target", *runs], rows) + (
         f"\n\nTime to target: {clock} wall clock until the smoothed training loss (trailing mean over "
         f"{FINAL_FRACTION:.0%} of the steps) first reaches the target{note}. " + _target_text(frame)
+        + "".join(f" {run}: warm-up only, not ranked: its steps end before its first step past the warm-up, "
+                  f"{step} (it trained as another method)." for run, step in idle.items())
         + (f" {said}" if not measured and (said := proxy_note(frame, str(directory or "DIR"), code=True)) else ""))
 
 

@@ -1,0 +1,24 @@
+"""Runs that never left their strategy's warm-up (run.json's runs[].warmup_until: a DiLoCo whose
+steps end before its first sync, a PowerSGD inside its fp32 warm-up). Such a run trained as
+another method, so a report does not rank its time to target as its method's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lionsim.reports.files import read_json
+
+
+def warmup_only(meta: dict | None, directory: Path | None = None) -> dict[str, int]:
+    """label -> the first step past the warm-up, over a bench's run.json (`meta`) and a sweep's
+    cells' (under `directory`); {} where none was recorded."""
+    records = [meta] if isinstance(meta, dict) else []
+    if directory is not None:
+        records += [read_json(p) for p in sorted(Path(directory).glob("cells/*/run.json"))]
+    out: dict[str, int] = {}
+    for record in records:
+        for entry in (record.get("runs") or []) if isinstance(record, dict) else []:
+            at = entry.get("warmup_until") if isinstance(entry, dict) else None
+            if isinstance(at, int) and isinstance(entry.get("run"), str):
+                out[entry["run"]] = max(out.get(entry["run"], 0), at)
+    return out
