@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
 import lionsim.reports.plots.estimate as estimate_plots
@@ -73,7 +74,9 @@ def test_the_presets_named_are_the_flat_links_each_rate_once():
 
 
 @pytest.mark.parametrize("values, labelled", [([0.117, 0.3, 1, 2.9], True), ([1, 1.02, 10], False),
-                                              ([0.1 * 1.5 ** k for k in range(13)], False), ([5.0], False)])
+                                              ([0.1 * 1.5 ** k for k in range(13)], False), ([5.0], False),
+                                              # bandwidth=0.5:100:12's steps were labelled 0.809384, 1.31002, ...
+                                              (list(np.geomspace(0.5, 100, 12)), False)])
 def test_the_swept_points_label_the_axis_only_where_they_are_few_and_apart(values, labelled):
     from lionsim.reports.plots.bandwidth_axis import label_swept
 

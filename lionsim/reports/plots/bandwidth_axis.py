@@ -69,10 +69,13 @@ def mark_presets(frame: pd.DataFrame, axes, named) -> list[tuple[str, float]]:
 
 def label_swept(axis, values) -> bool:
     """Label a log axis (ax.xaxis) at each swept value alone, as it is written (0.117, 2.9), where
-    there are at most MAX_SWEPT_TICKS of them at least MIN_LOG_GAP of their span apart; returns
-    whether it did (else the caller labels round values)."""
+    there are at most MAX_SWEPT_TICKS of them at least MIN_LOG_GAP of their span apart, each written
+    in three digits (a START:STOP:N range's geometric steps are not); returns whether it did (else
+    the caller labels round values)."""
     points = np.array(sorted(set(float(v) for v in values)))
     if not 1 < len(points) <= MAX_SWEPT_TICKS or points[0] <= 0:
+        return False
+    if any(f"{v:.3g}" != f"{v:g}" for v in points):  # a range's steps (0.809384): the round labels read better
         return False
     decades = np.diff(np.log10(points))
     if decades.min() < MIN_LOG_GAP * decades.sum():  # as labelled_log_axis spaces its labels
