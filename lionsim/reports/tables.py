@@ -181,8 +181,12 @@ def slower_notes(summary: pd.DataFrame, rounds: dict[str, int] | None = None) ->
         if not codec > max(saved, 0.0):
             continue
         hidden = any(_comm_paid(r) != r.comm_s for r in (base, row))  # the comm column is not what was saved
-        why = (f"more than the {_ms(saved)} ms its comm saves{' where not hidden under backward' if hidden else ''}"
-               if saved > 0 else "and its comm is no faster")
+        if saved > 0:
+            why = f"more than the {_ms(saved)} ms its comm saves{' where not hidden under backward' if hidden else ''}"
+        elif -saved > 0.05 * _comm_paid(base):  # latency-bound and more calls: the smaller exchange takes longer
+            why = f"and its comm is {_ms(-saved)} ms slower (fewer bytes, but latency-bound)"
+        else:
+            why = "and its comm is no faster"
         notes.append(f"{label_name(label, rounds)} sends {base.wire_bytes / row.wire_bytes:.3g}x fewer bytes yet steps slower: its "
                      f"enc adds {_ms(codec)} ms a step, {why}.")
     return notes
