@@ -253,8 +253,9 @@ def test_transport_is_one_rule_for_named_and_default_strategies():
     default = parse_runs(list(DEFAULT_STRATEGIES), "a2a-1bit")
     assert default[0].label == "adamw@fp32-allreduce"  # fits none of adamw's: its default, as when named
     assert [r.label for r in default].count("dlion-mavo@a2a-1bit") == 1  # the same run once, not "given twice"
-    for specs in (["adamw"], ["adamw", "lion"]):  # nobody can use it: an error, named or not
-        with pytest.raises(LionsimError, match="cannot use transport 'a2a-1bit'"):
+    for specs, said in ((["adamw"], "strategy 'adamw' cannot use transport 'a2a-1bit'"),  # nobody can use it:
+                        (["adamw", "lion"], "adamw, lion cannot use it")):  # an error, naming every one given
+        with pytest.raises(LionsimError, match=said):
             parse_runs(specs, "a2a-1bit")
 
 
