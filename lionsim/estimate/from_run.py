@@ -29,6 +29,7 @@ from lionsim.reports.best_lr import NOTE, at_best_lr, at_edge_notes, best_lrs, h
 from lionsim.reports.columns import run_label
 from lionsim.estimate.plain import FROM_RUN_ACCEPTED, check_from_run
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, read_csv, read_json
+from lionsim.reports.warmup_only import warmup_steps
 
 SWEEP_FILE = "sweep.json"
 SWEEP_SUMMARY = "sweep_summary.csv"
@@ -224,7 +225,7 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
                     for label, row in zip(labels, summary.itertuples(index=False)))
     options = {entry["run"]: entry.get("options") or {} for entry in meta.get("runs") or []
                if isinstance(entry, dict) and "run" in entry}
-    warm = _warmup_until([meta])
+    warm = warmup_steps([meta])
     return Measured(path=given, kind="bench run", workload=str(base["workload"]), baseline=baseline,
                     target=f"{target:.4g} ({rule})", target_loss=target, labels=tuple(labels), reaches=reaches,
                     cells=1, options=options, argv=_argv(meta), strategies=_inner(meta, "config", "strategy"),
@@ -304,7 +305,7 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
                     reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),
                     argv=_argv(record), strategies=_inner(record, "grid", "runs"),
                     cwd=_text(record.get("cwd")), lr_edges=edges, momentum_sync=_sync(record, "bench"),
-                    warmup_until=_warmup_until(_json(m) for m in (where / "cells").glob(f"*/{META_FILE}")),
+                    warmup_until=warmup_steps(_json(m) for m in (where / "cells").glob(f"*/{META_FILE}")),
                     **_size_and_common_loss(summary))
 
 
@@ -322,17 +323,6 @@ def _inner(record: dict, table: str, key: str) -> tuple[str, ...]:
     """record[table][key], a list of strings, as a tuple; () where it is not recorded so."""
     inner = record.get(table)
     return _texts(inner.get(key) if isinstance(inner, dict) else None)
-
-
-def _warmup_until(records) -> dict[str, int]:
-    """label -> runs[].warmup_until over run.json records (a sweep's cells: the latest step of any)."""
-    out: dict[str, int] = {}
-    for record in records:
-        for entry in (record.get("runs") or []) if isinstance(record, dict) else []:
-            at = entry.get("warmup_until") if isinstance(entry, dict) else None
-            if isinstance(at, int) and isinstance(entry.get("run"), str):
-                out[entry["run"]] = max(out.get(entry["run"], 0), at)
-    return out
 
 
 def _sync(record: dict, table: str) -> str:

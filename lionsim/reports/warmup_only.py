@@ -15,6 +15,11 @@ def warmup_only(meta: dict | None, directory: Path | None = None) -> dict[str, i
     records = [meta] if isinstance(meta, dict) else []
     if directory is not None:
         records += [read_json(p) for p in sorted(Path(directory).glob("cells/*/run.json"))]
+    return warmup_steps(records)
+
+
+def warmup_steps(records) -> dict[str, int]:
+    """label -> runs[].warmup_until over run.json records (the latest step of any)."""
     out: dict[str, int] = {}
     for record in records:
         for entry in (record.get("runs") or []) if isinstance(record, dict) else []:
