@@ -151,7 +151,8 @@ def test_a_diverged_strategy_is_a_result_not_a_crash(tmp_path, capsys):
     steps, summary = pd.read_csv(out / "steps.csv"), pd.read_csv(out / "summary.csv")
     sgdm = steps[steps.strategy == "sgdm"]
     at = int(sgdm.diverged_at_step.iloc[0])
-    assert sgdm.step.max() == at < 30 and not math.isfinite(sgdm.loss.iloc[-1])  # stopped where it diverged
+    last, first = sgdm.loss.iloc[-1], sgdm.loss.iloc[0]  # stopped where it diverged: non-finite, or 100x its start
+    assert sgdm.step.max() == at < 30 and (not math.isfinite(last) or last > 100 * first)
     assert (steps[steps.strategy != "sgdm"].groupby("strategy").step.max() == 30).all()  # the others ran on
     assert summary.set_index("strategy").diverged_at_step.fillna(0).to_dict() == {"adamw": 0, "sgdm": at, "lion": 0}
     meta = json.loads((out / "run.json").read_text())
