@@ -350,15 +350,25 @@ CELLS = {(4, 0): {RUNS[0]: 90, RUNS[1]: 72}, (8, 0): {RUNS[0]: 90, RUNS[1]: 83},
          (16, 0): {RUNS[0]: 90, RUNS[1]: 90}, (32, 0): {RUNS[0]: 88, RUNS[1]: 92}}
 
 
-def test_a_sweep_fits_the_ratio_against_log_n_and_its_spread_is_the_band(tmp_path):
+FIT_N = 256
+"""The worker count CELLS' sweep is priced at, past the counts it measured."""
+
+
+def fitted_by_hand(tmp_path):
+    """CELLS' sweep priced at FIT_N workers, and its fits by hand: (the sweep's root, adamw's row,
+    dlion's row, a, b, rho, sigma_rho, S, sigma_S), rho = a + b log N the ratio and S the baseline's
+    steps, each fitted against log N and taken at FIT_N."""
     root = sweep_dir(tmp_path, CELLS)
     ns = [w for w, _ in CELLS]
     a, b, sigma = _least_squares(np.log(ns), [c[RUNS[1]] / c[RUNS[0]] for c in CELLS.values()])
     ab, bb, sb = _least_squares(np.log(ns), [c[RUNS[0]] for c in CELLS.values()])
-    n = 256
-    got = rows(root, RUNS[:2], workers=n, network="h100x8-100gbe")
-    dlion, adamw = got[RUNS[1]], got[RUNS[0]]
-    rho, s = a + b * math.log(n), ab + bb * math.log(n)
+    got = rows(root, RUNS[:2], workers=FIT_N, network="h100x8-100gbe")
+    return (root, got[RUNS[0]], got[RUNS[1]], a, b, a + b * math.log(FIT_N), sigma, ab + bb * math.log(FIT_N),
+            sb)
+
+
+def test_a_sweep_fits_the_ratio_against_log_n_and_its_spread_is_the_band(tmp_path):
+    root, adamw, dlion, a, b, rho, sigma, s, sb = fitted_by_hand(tmp_path)
     assert dlion.to_target_ratio == pytest.approx(rho, rel=1e-12)
     assert dlion.to_target_per_doubling == pytest.approx(b * math.log(2), rel=1e-12)
     assert dlion.steps_to_target == math.ceil(s * rho)
@@ -372,7 +382,7 @@ def test_a_sweep_fits_the_ratio_against_log_n_and_its_spread_is_the_band(tmp_pat
     inside = rows(root, RUNS[:2], workers=8, steps=1000)[RUNS[1]]
     assert not inside.to_target_beyond and inside.steps_to_target == math.ceil(1000 * (a + b * math.log(8)))
     # --steps gives the baseline's steps exactly: its own band has no width, the others' the ratio's spread
-    given = rows(root, RUNS[:2], workers=n, network="h100x8-100gbe", steps=1000)
+    given = rows(root, RUNS[:2], workers=FIT_N, network="h100x8-100gbe", steps=1000)
     assert given[RUNS[0]].steps_to_target_lo == given[RUNS[0]].steps_to_target_hi == 1000
     assert given[RUNS[1]].steps_to_target_hi == math.ceil(1000 * (rho + sigma))
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from lionsim.estimate import EstimateConfig, estimate
-from tests.estimate.test_from_run import BASE, CELLS, RUNS, _least_squares, bench_dir, rows, sweep_dir
+from tests.estimate.test_from_run import BASE, CELLS, RUNS, bench_dir, fitted_by_hand, rows, sweep_dir
 
 
 def test_one_bench_run_says_it_has_no_band_and_why(tmp_path):
@@ -39,14 +38,7 @@ def test_the_speedups_band_pairs_the_ends_that_share_the_baselines_steps(tmp_pat
     """By hand from the fits: S +- sigma_S and rho +- sigma_rho at N; both runs step steadily, so a
     run's time is its steps x its step. The band's ends are the baseline's time over the run's at both
     low ends and at both high ends; the crossed pairs would be wider."""
-    root = sweep_dir(tmp_path, CELLS)
-    ns = [w for w, _ in CELLS]
-    a, b, sigma = _least_squares(np.log(ns), [c[RUNS[1]] / c[RUNS[0]] for c in CELLS.values()])
-    ab, bb, sb = _least_squares(np.log(ns), [c[RUNS[0]] for c in CELLS.values()])
-    n = 256
-    got = rows(root, RUNS[:2], workers=n, network="h100x8-100gbe")
-    adamw, dlion = got[RUNS[0]], got[RUNS[1]]
-    rho, s = a + b * math.log(n), ab + bb * math.log(n)
+    _, adamw, dlion, _, _, rho, sigma, s, sb = fitted_by_hand(tmp_path)
     base_lo, base_hi = math.ceil(s - sb) * adamw.step_s, math.ceil(s + sb) * adamw.step_s
     run_lo, run_hi = (math.ceil((s - sb) * (rho - sigma)) * dlion.step_s,
                       math.ceil((s + sb) * (rho + sigma)) * dlion.step_s)
