@@ -13,7 +13,7 @@ CODEC_WORKERS = 8
 
 
 def kernel_rows() -> str:
-    """GB/s of the GPU rows, with the method of each (p: published, d: derived)."""
+    """GB/s of the GPU rows, with the method of each (p: published, m: measured, d: derived)."""
     from lionsim.compute.kernel_table import default_table
 
     table = default_table()

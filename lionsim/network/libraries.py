@@ -75,7 +75,7 @@ PCIE3_X16_GBPS = 15.75
 figure; the V100-era hosts that ran host-staged MPI: Horovod 0.21, DeepSpeed 2020)."""
 STAGING_SHARE = 0.8
 """Share of the line rate a copy reaches: the memory_efficiency lionsim takes for every
-streamed pass (lionsim.compute.devices); assumed, not measured: no GPU lent."""
+streamed pass (lionsim.compute.devices); assumed, not measured: no such host was lent."""
 STAGING_COPY_S = 10e-6
 """Seconds one staged copy costs beyond its bytes: an enqueued copy and the wait for it, taken
 as the per-kernel floor of eager PyTorch (lionsim.compute.devices.KERNEL_S)."""

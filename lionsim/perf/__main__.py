@@ -23,7 +23,7 @@ READ_BY = {
     "workers": ("gradients", "sim"), "mlp_workers": ("sim",), "steps": ("sim",), "strategy": ("sim",),
     "method": ("sim",), "spread_workers": ("spread",), "profile": ("transports",), "iters": ("transports",),
     "link": ("fidelity",), "fidelity_workloads": ("fidelity",), "fidelity_steps": ("fidelity",),
-    "keep": ("fidelity",), "kernel_table": ("kernels",), "sweep_steps": ("sweep",), "runs": ("sweep",),
+    "keep": ("fidelity",), "kernel_table": ("kernels",), "kernel_device": ("kernels",), "sweep_steps": ("sweep",), "runs": ("sweep",),
     "executors": ("sweep",),
 }
 """Which benchmarks read each option (by its argparse dest): one given where none of them runs is
@@ -74,7 +74,7 @@ def parser() -> argparse.ArgumentParser:
                    help=f"any of {', '.join(CHOICES)} (default: {' '.join(DEFAULT)})")
     p.add_argument("--csv", type=Path, default=Path("perf.csv"), help="write every figure here (default perf.csv)")
     p.add_argument("--numel", type=_positive, default=None,
-                   help="codecs: 1e8 elements; kernels: 1e7; votes: 1e6 coordinates; transports: 25e6 parameters")
+                   help="codecs: 1e8 elements; kernels: 1e7 (1e8 on cuda); votes: 1e6 coordinates; transports: 25e6 parameters")
     p.add_argument("--repeats", type=_positive, default=None,
                    help="imports, codecs, votes, gradients, spread, kernels: timed repetitions of each figure "
                         f"(default {', '.join(f'{w} {n}' for w, n in REPEATS.items())})")
@@ -99,6 +99,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", type=Path, default=None, help="fidelity: keep the runs in this directory")
     p.add_argument("--kernel-table", type=Path, default=None,
                    help="kernels: write the codec kernel table here (the shipped one: lionsim/data/kernels.csv)")
+    p.add_argument("--kernel-device", choices=("cpu", "cuda"), default=None,
+                   help="kernels: time the cases on this CPU (default) or on the visible GPU, whose preset's rows "
+                        "become measured ones (default --numel there 1e8: shorter kernels time their launches)")
     p.add_argument("--sweep-steps", type=_positive, default=300, help="sweep: steps per training (default 300)")
     p.add_argument("--runs", type=_positive, default=3, help="sweep: whole sweeps per executor (median)")
     p.add_argument("--executors", default="jobs1,jobs2,ray", help="sweep: any of jobs1, jobs2, ray (the first is "
@@ -154,6 +157,10 @@ def _check(args) -> list[str]:
     table = args.kernel_table
     if table is not None and (table.is_dir() or not (table.parent if str(table.parent) else Path(".")).is_dir()):
         raise LionsimError(f"bad --kernel-table {str(table)!r}; accepted: a file path in an existing directory")
+    if args.kernel_device == "cuda":
+        from lionsim.perf.kernels import gpu_device
+
+        gpu_device()  # no GPU, or one lionsim has no preset for, is one line before anything runs
     if "sim" in args.what and args.steps < 4:
         raise LionsimError(f"bad --steps {args.steps}; accepted: 4 or more (2 are dropped, the last evaluates)")
     workloads = []
@@ -245,7 +252,9 @@ def _run(args, workloads: list[str], executors: list[str]) -> None:
         elif what == "kernels":
             from lionsim.perf.kernels import bench_kernels, print_kernels, write_table
 
-            rows, done = bench_kernels(args.numel or 10**7, args.repeats or REPEATS[what])
+            device = args.kernel_device or "cpu"
+            numel = args.numel or (10**8 if device == "cuda" else 10**7)
+            rows, done = bench_kernels(numel, args.repeats or REPEATS[what], device)
             print_kernels(rows)
             if args.kernel_table is not None:
                 write_table(args.kernel_table, rows)

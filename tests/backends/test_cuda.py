@@ -102,3 +102,16 @@ def test_bench_over_nccl_measures_and_matches_the_simulator(tmp_path, capsys):
     sim = run_bench(BenchConfig(workload="mlp", model_size="tiny", workers=4, batch_size=8, steps=6, eval_every=3,
                                 strategies=["lion", "dlion-mavo@a2a-1bit"], compute="measured")).steps
     assert steps.loss.to_numpy() == pytest.approx(sim.loss.to_numpy(), rel=1e-4)
+
+
+def test_perf_kernels_times_the_gpu_as_its_preset():
+    """`python -m lionsim.perf kernels --kernel-device cuda`: every kernel's case timed on the GPU,
+    rows named by the GPU's preset, measured, each rate its counted bytes over a positive time."""
+    from lionsim.compute.kernel_table import KERNELS
+    from lionsim.perf.kernels import gpu_device, measure
+
+    rows, figures = measure(10**6, 1, "cuda")
+    preset = gpu_device()[0]
+    assert {r.kernel for r in rows} == set(KERNELS) and {r.device for r in rows} == {preset}
+    assert all(r.method == "measured" and r.GBps > 0 and "torch.cuda.synchronize" in r.source for r in rows)
+    assert len(figures) == 2 * len(KERNELS)
