@@ -411,7 +411,7 @@ def _sweep_report(directory: Path) -> str:
         agg.append([label_name(key[3], rounds), str(key[1]), key[2], *([lr_text(key[4])] if lrs else []), str(group["seed"].nunique()),
                     _seeds_loss(group),
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
-                    *([spread(group["speedup"], digits=2)] if compared else [])])
+                    *([_speedup(group)] if compared else [])])
     diverged = "diverged_at_step" in summary.columns and summary["diverged_at_step"].notna().any()
     cells, finished = meta.get("cells"), len(summary)  # the grid's cells (sweep.json), those with a row
     parts = [
@@ -427,8 +427,9 @@ def _sweep_report(directory: Path) -> str:
         + ("Each cell's speedup is against the baseline run of its own workload, workers, network"
            + (", seed and lr." if lrs else " and seed.") if compared else ONE_RUN[0].upper() + ONE_RUN[1:] + ".")
         + (f" diverged in K of M seeds: K cells diverged ({DIVERGED_RULE}; marked diverged_at_step in "
-           "sweep_summary.csv); the final loss is the mean of the other seeds', and a diverged cell's step and "
-           "speedup are over the steps before." if diverged else ""),
+           "sweep_summary.csv); the final loss and the speedup are the other seeds' (\"-\" where every seed "
+           "diverged: a run that diverged is no faster), and a diverged cell's step is over the steps before."
+           if diverged else ""),
     ]
     compared, at_best = summary, ""
     if has_lr_axis(summary):  # the runs compared each at its best lr (lionsim.reports.best_lr)
@@ -444,6 +445,14 @@ def _sweep_report(directory: Path) -> str:
               "## Reproduce\n\n" + reproduce(command_line(meta.get("argv"), cwd=meta.get("cwd")), directory,
                                                sweep_note(meta, len(summary), (directory / FAILED_FILE).is_file()))]
     return "\n\n".join(parts) + "\n"
+
+
+def _speedup(group: pd.DataFrame) -> str:
+    """One run's speedup over seeds, its diverged cells left out ("-" where all diverged), as bench
+    shows a diverged run's."""
+    if "diverged_at_step" in group.columns:
+        group = group[group["diverged_at_step"].isna()]
+    return spread(group["speedup"], digits=2) if len(group) else "-"
 
 
 def _seeds_loss(group: pd.DataFrame) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -370,7 +371,7 @@ def test_a_sweep_reports_summary_counts_the_seeds_that_diverged(tmp_path, monkey
     monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
     rows = [{"cell": f"mlp-w4-1gbe-s{seed}-{s}", "workload": "mlp", "seed": seed, "workers": 4, "network": "1gbe",
              "strategy": s, "transport": "t", "final_loss": loss, "final_eval_acc": 0.5, "step_s": 0.001,
-             "speedup": 1.0, "time_to_target_s": math.nan, "target_loss": 1.5, "diverged_at_step": at}
+             "speedup": (1.0, 2.0, 9.0)[seed], "time_to_target_s": math.nan, "target_loss": 1.5, "diverged_at_step": at}
             for seed, (a, b) in enumerate([(1.0, math.nan), (3.0, math.nan), (math.nan, math.nan)])
             for s, loss, at in (("adamw", a, 7 if seed == 2 else math.nan), ("sgdm", b, 2))]
     pd.DataFrame(rows).to_csv(tmp_path / "sweep_summary.csv", index=False)
@@ -378,6 +379,9 @@ def test_a_sweep_reports_summary_counts_the_seeds_that_diverged(tmp_path, monkey
     text = write_report(tmp_path).read_text()
     assert "| adamw@t | 4 | 1gbe | 3 | 2.0000 ± 1.4142 (diverged in 1 of 3 seeds) |" in text  # mean, sd of 1 and 3
     assert "| sgdm@t | 4 | 1gbe | 3 | diverged in 3 of 3 seeds |" in text
+    # the speedup too is the seeds' that did not diverge: 1.0 and 2.0 (not 9.0); none for sgdm
+    assert re.search(r"\| adamw@t \|[^\n]*\| 1\.50 ± 0\.71 \|\n", text), text
+    assert re.search(r"\| sgdm@t \|[^\n]*\| - \|\n", text), text
     assert "diverged in K of M seeds: K cells diverged (a loss or gradient went non-finite, or the loss passed 100x" in text
 
 
