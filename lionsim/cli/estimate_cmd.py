@@ -55,8 +55,9 @@ RunSteps = Annotated[Optional[int], typer.Option(
                     "steps): run_s and mean_step_s beside the steady step. With --from-run: also the baseline's "
                     "steps to target at scale.")]
 RunTokens = Annotated[Optional[int], typer.Option(
-    "--tokens", parser=o.whole_number, help="Also price a whole run over T tokens in all: ceil(T / (tokens per worker x workers)) steps "
-                     "(instead of --steps).")]
+    "--tokens", parser=o.whole_in("a whole number of at least 1", read_count),
+    help="Also price a whole run over T tokens in all (e.g. 2.6e10, 26B; K, M, B, T as --params): "
+         "ceil(T / (tokens per worker x workers)) steps (instead of --steps).")]
 MomentumSync = Annotated[Optional[str], typer.Option(
     "--momentum-sync", help="Lion family: never | every:K | schedule:K, an fp32 all-reduce of the momenta on "
                             "those steps: every:K in the step as one sync over K steps (as a local-step "

@@ -383,7 +383,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             ROUND_STEPS: rounds(p.strategy),
             SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
             BUILT: built_line(p.strategy, r.shapes),
-            UNACTED: unacted_note(p.strategy, steps) if steps and p.strategy is not None else "",
+            UNACTED: (unacted_note(p.strategy, steps, "--steps" if r.run_tokens is None else "--tokens")
+                      if steps and p.strategy is not None else ""),
         })
     for row in rows:
         check_finite(row)

@@ -183,3 +183,14 @@ def test_bench_and_estimate_refuse_a_worker_count_in_the_same_words(capsys):
     lines = {one_line_exit_2(args, capsys, "1e19") for args in (
         [*E, "--workers", "1e19"], ["bench", "-w", "mlp", "--model-size", "tiny", "-n", "1e19", "--steps", "1"])}
     assert len(lines) == 1 and f"from 1 to {MAX_WORKERS:,} (the most workers lionsim takes)" in lines.pop()
+
+
+def test_tokens_take_the_suffixes_params_take(capsys):
+    """`--tokens 26B` was refused while `--params 1.5B` was taken: a whole run of 26e9 tokens, the
+    same table as the count written in full (26B over 1,024 tokens x 8 workers: 3,173,829 steps)."""
+    rest = ["-m", "gpt2-124m", "-n", "8", "-s", "adamw", "--format", "csv"]
+    code, out, err = run_cli(["estimate", "--tokens", "26B", *rest], capsys)
+    assert code == 0, err
+    assert (code, out, err) == run_cli(["estimate", "--tokens", "26000000000", *rest], capsys)
+    assert ",3173829," in out.splitlines()[1]
+    one_line_exit_2(["estimate", "--tokens", "26X", *rest], capsys, "error: bad --tokens 26X: not a whole number")

@@ -52,7 +52,7 @@ def test_a_default_short_run_is_noted_too():
     smoke run was labelled PowerSGD at 32/32 bits with no word), naming no option."""
     note = unacted_note(built("powersgd", "lowrank-allreduce"), 4)
     assert note == ("powersgd: no compressed step ran: the run's 4 steps end before its first, step 11 "
-                    "(--powersgd-warmup-steps 10); add --steps or lower --powersgd-warmup-steps.")
+                    "(--powersgd-warmup-steps 10); raise --steps or lower --powersgd-warmup-steps.")
     assert unacted_note(built("powersgd", "lowrank-allreduce"), 11) == ""  # step 11 ran: the method's
 
 
@@ -77,6 +77,18 @@ def test_bench_prints_the_note_under_its_table_and_keeps_it_in_run_json(tmp_path
     steps = pd.read_csv(out / "steps.csv")
     assert (steps["bits_per_param_up"] == 32).all()  # every step an fp32 all-reduce: the rank never acted
     line = ("powersgd: --powersgd-rank 1 never acted: no compressed step ran: the run's 4 steps end before its "
-            "first, step 11 (--powersgd-warmup-steps 10); add --steps or lower --powersgd-warmup-steps.")
+            "first, step 11 (--powersgd-warmup-steps 10); raise --steps or lower --powersgd-warmup-steps.")
     assert line in json.loads((out / "run.json").read_text())["notes"]
     assert line in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(("given", "longer"), [(["--steps", "5"], "--steps"), (["--tokens", "40K"], "--tokens")])
+def test_estimate_names_the_option_that_lengthens_the_run_as_given(given, longer, capsys):
+    """A whole run given in tokens is lengthened by --tokens, not by adding --steps (40K tokens of
+    1,024 a worker over 8 workers are 5 steps, as --steps 5)."""
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "-m", "gpt2-124m", "-n", "8", "-s", "powersgd", *given])
+    assert done.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("powersgd: no compressed step ran: the run's 5 steps end before its first, step 11 "
+            f"(--powersgd-warmup-steps 10); raise {longer} or lower --powersgd-warmup-steps.") in out

@@ -48,9 +48,10 @@ def first_past_warmup(strategy, steps: int) -> int | None:
     return None
 
 
-def unacted_note(strategy, steps: int) -> str:
+def unacted_note(strategy, steps: int, longer: str = "--steps") -> str:
     """The line for a run of `steps` steps that ended inside its warm-up, naming the options given
-    that act past it; "" otherwise."""
+    that act past it; "" otherwise. `longer`: the option that lengthens the run (estimate's --tokens
+    where the run was given in tokens)."""
     specs = option_specs(strategy.name, strategy.Options)
     idle = [s for s in specs if s.rule.acts == PAST_WARMUP and given(strategy, s)]
     warmup = [s for s in specs if s.rule.acts == SETS_WARMUP]
@@ -62,4 +63,4 @@ def unacted_note(strategy, steps: int) -> str:
     set_by = ", ".join(f"{s.flag} {getattr(strategy.opts, s.field)}" for s in warmup)
     lower = " or ".join(s.flag for s in warmup) or "the warm-up"
     return (f"{strategy.name}: {lead}no {strategy.phase(first)} step ran: the run's {steps} steps end before its "
-            f"first, step {first}" + (f" ({set_by})" if set_by else "") + f"; add --steps or lower {lower}.")
+            f"first, step {first}" + (f" ({set_by})" if set_by else "") + f"; raise {longer} or lower {lower}.")
