@@ -16,8 +16,9 @@ Each row is the rate at which one kind of kernel moves the bytes its declared op
   streams at the datasheet bandwidth x the device's memory_efficiency (0.8: the published copy
   rates below reach 0.73-0.90 of their datasheets); a fused optimizer at the datasheet bandwidth x
   FUSED_REACH, the fraction the published H100 figure reached; a top-k at that stream rate over
-  TOPK_INPUT_READS passes over its input; where the REFERENCE_GPU's rows are measured, a top-k and a
-  scatter (SHARED_KERNELS) at the stream rate x the share of its stream that GPU measured.
+  TOPK_INPUT_READS passes over its input; where the REFERENCE_GPU's rows are measured, the kernels
+  that are the same torch ops on every GPU (SHARED_KERNELS) at the stream x the share of its stream
+  that GPU measured.
 
 `--kernel-table FILE` writes the rows (the shipped table is lionsim/data/kernels.csv).
 """
@@ -55,18 +56,17 @@ REFERENCE_GPU = "h200"
 """The GPU whose measured rows set the SHARED_KERNELS' derived rows: the kernel's measured rate over
 that GPU's stream (datasheet bandwidth x memory_efficiency) is its share, and an unmeasured GPU's row
 is its own stream x that share. The one GPU lent to the project (an H200, 2026-11-30) ran torch.topk
-at 0.053 of its stream and index_add_ at 0.26, where the earlier rules priced 0.2 (a top-k over
-TOPK_INPUT_READS reads) and 1: kernels whose access pattern, not the datasheet, sets their speed.
-One GPU's shares stand in for another architecture's: a measured guess beats an unmeasured one, and
-a GPU measured later gets its own rows. Without the reference's rows in the table the earlier rules
-stand."""
-SHARED_KERNELS = ("topk", "scatter-add")
-"""Kernels every codec runs as the same torch op (torch.topk, index_add_ and its gathers), so the
-reference GPU's share is the kernel's own. The pack and unpack rows are lionsim's chains (DeepSpeed's
-1-bit codec runs cupy's packbits instead), so their H200 shares (0.32 to 0.98) say how lionsim's
-chain runs, not how the kind does: applied to the V100's rows they priced 1-bit Adam's published
-steps 37% over the figure where the stream rule is within 14%. The elementwise rows keep the stream,
-which the H200's cast met (1.00)."""
+at 0.053 of its stream, index_add_ at 0.26 and lionsim's sign unpacking at 0.32, where the earlier
+rules priced 0.2 (a top-k over TOPK_INPUT_READS reads), 1 and 1: kernels whose access pattern, not
+the datasheet, sets their speed. One GPU's shares stand in for another architecture's: a measured
+guess beats an unmeasured one, and a GPU measured later gets its own rows. Without the reference's
+rows in the table the earlier rules stand."""
+SHARED_KERNELS = ("pack-signs", "unpack-signs", "pack-codes", "unpack-codes", "scatter-add", "topk", "orthogonalize")
+"""Kernels that are the same torch ops on every GPU (lionsim's packing chains and Gram-Schmidt,
+torch.topk, index_add_), so the reference GPU's share is the kernel's own. Other libraries' codecs
+declare their own kinds (DeepSpeed's cupy packing streams: lionsim.transports.compressed_allreduce).
+The elementwise rows (float-pass, cast) keep each device's stream, which the H200's cast met (1.00),
+and the fused optimizer the published H100's share."""
 FUSED_REACH = PUBLISHED_FUSED["GBps"] * 1e9 / 3.35e12
 """The datasheet bandwidth share one fused multi-tensor AdamW kernel reached (about 0.56)."""
 

@@ -46,7 +46,7 @@ def server_compress(y: Tensor, real: Tensor) -> tuple[Tensor, Tensor]:
 class CompressedAllReduce(Transport):
     rounds = True
     name = "compressed-allreduce"
-    kernels = ("pack-signs", "unpack-signs")
+    kernels = ("float-pass", "float-pass")  # DeepSpeed's chains: elementwise ops and cupy's bit kernels (deepspeed_ops)
     carries = ("onebit",)
     overlap = frozenset({AFTER_BACKWARD})  # one scale per worker and the servers' error over the whole flat buffer
     summary = "1-bit Adam's compressed all-reduce: all-to-all of scaled signs, server error feedback, all-gather"
@@ -113,7 +113,12 @@ def deepspeed_ops(numel: int, workers: int) -> dict:
     1-bit Adam, 0/1 Adam and 1-bit LAMB run, counted op by op per parameter of the momentum buffer
     (float32; server terms on a chunk of n/N). Its worker error feedback runs inside it, so it is
     counted here (lionsim's onebit-adam does that part in its rule; its Strategy.bytes counts only
-    the momentum for the kernels)."""
+    the momentum for the kernels).
+
+    Every op is priced as an eager elementwise stream (float-pass), its sign packing too: DeepSpeed's
+    chains are torch elementwise ops around cupy.packbits / unpackbits, one streaming kernel each. The
+    pack-signs and unpack-signs rows are lionsim's own torch chains (8-plane shifts), which an H200
+    ran at 0.85 and 0.32 of its stream (lionsim.perf.kernels): DeepSpeed does not run them."""
     n = workers
     pack = []
     if numel % (8 * n):  # the buffer padded to the error's size: zeros, then a cat (read 4, write 4)
@@ -126,19 +131,19 @@ def deepspeed_ops(numel: int, workers: int) -> dict:
         stream(8 + 8 + 5 + 5 + 8 + 8 + 8 + 12, "worker_error = buffer_m - scale x sign(buffer_m): 8 ops", 8),
         # buffer_m.sign_(), .add_(1) (4, 4 each), .bool() (4, 1), .to(uint8) (1, 1), cupy.packbits (1, 1/8),
         # torch.stack of the N chunks (1/8, 1/8)
-        Op("pack-signs", 8 + 8 + 5 + 2 + 1.125 + 0.25, "signs -> uint8 -> packbits -> stacked chunks", 6),
+        Op("float-pass", 8 + 8 + 5 + 2 + 1.125 + 0.25, "signs -> uint8 -> packbits -> stacked chunks", 6),
         # the server's chunk packed the same way after its error feedback (below): / N
-        Op("pack-signs", (8 + 8 + 5 + 2 + 1.125) / n, "the server's signs -> packbits", 5),
+        Op("float-pass", (8 + 8 + 5 + 2 + 1.125) / n, "the server's signs -> packbits", 5),
     ]
     unpack = (
         # phase 1 on my chunk from N workers (n values in all): cupy.unpackbits (read 1/8, write 1), .float()
         # (1, 4), .add_(-0.5), .mul_(2.0), .mul_(scale / N) (4, 4 each), .sum(0) (read 4, write 4/N)
-        Op("unpack-signs", 1.125 + 5 + 24 + 4 + 4 / n, "N workers' chunk bits -> +-scale/N floats -> summed", 6),
+        Op("float-pass", 1.125 + 5 + 24 + 4 + 4 / n, "N workers' chunk bits -> +-scale/N floats -> summed", 6),
         # the server's error feedback on the chunk: add_(server_error) (8, 4), norm (4), the error as the
         # worker's (8 ops, 62 bytes)
         stream((12 + 4 + 62) / n, "server error feedback on my chunk: add, norm, new error", 10),
         # phase 2 on every chunk (n values): torch.stack (1/8, 1/8), cupy.unpackbits (1/8, 1), .float(),
         # .add_(-0.5), .mul_(2.0), .mul_(scales), buffer_m.copy_ (read 4, write 4)
-        Op("unpack-signs", 0.25 + 1.125 + 5 + 24 + 8, "every chunk's bits -> +-scale floats -> the momentum", 7),
+        Op("float-pass", 0.25 + 1.125 + 5 + 24 + 8, "every chunk's bits -> +-scale floats -> the momentum", 7),
     )
     return dict(pack_ops=tuple(pack), unpack_ops=unpack)
