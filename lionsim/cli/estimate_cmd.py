@@ -37,8 +37,8 @@ Tensors = Annotated[Optional[int], typer.Option(
     help="Parameter tensors: per-tensor scales, and the compute's launch floor (3 kernels a tensor); default: "
          "the model's, 1 with --params.")]
 TokensPerWorker = Annotated[Optional[int], typer.Option(
-    "--tokens-per-worker", parser=o.whole_in(count_range("tokens-per-worker")),
-    help="Tokens (or patches) per worker per step; default: one sample of the model. For "
+    "--tokens-per-worker", parser=o.whole_in(count_range("tokens-per-worker"), read_count),
+    help="Tokens (or patches) per worker per step (e.g. 8192; K and M as --params: 8K is 8,000); default: one sample of the model. For "
          "resnet* and a --model FILE.py:FUNC with an example input: samples (images), "
          "default the example's batch.")]
 GpusPerNode = Annotated[Optional[int], typer.Option(

@@ -85,7 +85,7 @@ def optimizer_forms() -> str:
 
 
 def codecs_100gbe() -> str:
-    """gpt2-345m (one sample), 16 V100 each behind its own 100 GbE link (NCCL over sockets):
+    """gpt2-345m (one sample), 16 V100 each behind its own 100 GbE link (the flat preset's ideal library):
     compressing strategies priced by their kernels (table) and by ideal fused passes."""
     from lionsim.estimate import EstimateConfig, estimate
 

@@ -194,3 +194,12 @@ def test_tokens_take_the_suffixes_params_take(capsys):
     assert (code, out, err) == run_cli(["estimate", "--tokens", "26000000000", *rest], capsys)
     assert ",3173829," in out.splitlines()[1]
     one_line_exit_2(["estimate", "--tokens", "26X", *rest], capsys, "error: bad --tokens 26X: not a whole number")
+
+
+def test_tokens_per_worker_take_the_suffixes_as_powers_of_ten(capsys):
+    """`--tokens-per-worker 8k` was refused while `--params 350M` was taken; K is 1e3 here as there
+    (8K is 8,000, not 8,192: the help says so), the same table as the count in full."""
+    rest = ["-m", "gpt2-345m", "-n", "16", "--format", "csv"]
+    code, out, err = run_cli(["estimate", "--tokens-per-worker", "8k", *rest], capsys)
+    assert code == 0, err
+    assert (code, out, err) == run_cli(["estimate", "--tokens-per-worker", "8000", *rest], capsys)
