@@ -3,16 +3,18 @@
 Each row is the rate at which one kind of kernel moves the bytes its declared ops count
 (lionsim.compute.kernel_ops). Three sources, each named in its row:
 
-- measured, this CPU: each kernel's case (below: the ops a GPU would run, lionsim.packing's
-  reference paths for the codecs) timed on `numel` elements, median of `repeats` calls after one
-  dropped; GBps = the case's counted bytes per element (lionsim.perf.bytecount) x numel / time.
-  The machine is whatever load it carries: say so with the figures.
+- measured, this CPU (or with --kernel-device cuda the visible GPU, its rows named by its preset):
+  each kernel's case (below: the ops a GPU runs, lionsim.packing's reference paths for the codecs)
+  timed on `numel` elements, median of `repeats` calls after one dropped (on a GPU each call to its
+  synchronize); GBps = the case's counted bytes per element (lionsim.perf.bytecount) x numel / time.
+  A GPU's measured rows stay in the table when it is made again. The machine is whatever load it
+  carries: say so with the figures.
 - published, a GPU preset: a measurement in a public source (PUBLISHED below, quoted there: who,
   where, which GPU, what size), converted to bytes per second of the same counting.
 - published, a framework's rows of a GPU (FRAMEWORK_ROWS): the GPU's rows with the kernels a
   framework is timed running differently replaced (v100-tf1.15: TensorFlow 1.15's top_k and
   its host QR, from GRACE's release).
-- derived, every other GPU row (no GPU was lent to measure one): an eager elementwise kernel
+- derived, every other GPU row (the GPUs not measured): an eager elementwise kernel
   streams at the datasheet bandwidth x the device's memory_efficiency (0.8: the published copy
   rates below reach 0.73-0.90 of their datasheets); a fused optimizer at the datasheet bandwidth x
   FUSED_REACH, the fraction the published H100 figure reached; a top-k at that stream rate over
