@@ -44,7 +44,8 @@ def nearest(name: object, choices: Iterable[str]) -> list[str]:
     whose start it shares longest, where that is at least PREFIX_LEAST characters and four fifths of
     what was typed (`dlionn` is a dlion-* strategy, not `lion`, nearer by difflib's ratio), or only
     the one it holds whole where there is one (`adamww` is adamw, not adamw@fp32-allreduce); else
-    those of difflib's best ratio, at least 0.6. `vit` is as near to vit-s as to vit-b, and naming
+    the longest choice it ends with after a separator (`nvidia-h200` is h200); else those of difflib's
+    best ratio, at least 0.6. `vit` is as near to vit-s as to vit-b, and naming
     one of them would pick for the user."""
     key, unique = str(name).lower(), list(dict.fromkeys(choices))
     shared = {choice: _shared_start(choice.lower(), key) for choice in unique}
@@ -53,6 +54,11 @@ def nearest(name: object, choices: Iterable[str]) -> list[str]:
         kin = [choice for choice in unique if shared[choice] == longest]
         whole = [choice for choice in kin if len(choice) == longest]  # typed with a letter too many: `adamww`
         return whole or kin
+    # a vendor's or a maker's prefix before a name we know: `nvidia-h200`, `NVIDIA H200` is h200
+    tails = [c for c in unique if len(c) >= 3 and len(key) > len(c) and key.endswith(c.lower())
+             and key[-len(c) - 1] in "-_ /:"]
+    if tails:
+        return [max(tails, key=len)]
     best, near = 0.6, []
     for choice in unique:
         score = difflib.SequenceMatcher(None, choice.lower(), key).ratio()

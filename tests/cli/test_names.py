@@ -157,7 +157,8 @@ def test_a_misspelt_compute_device_gets_the_near_one():
 
 def test_nearest_offers_every_name_as_near_as_the_nearest():
     """Against a brute-force statement of the rule: the names sharing the longest start with what
-    was typed (at least 4 characters and 4/5 of it; one held whole first), else difflib's best ratio."""
+    was typed (at least 4 characters and 4/5 of it; one held whole first), else the longest name it
+    ends with after a separator (a vendor's prefix), else difflib's best ratio."""
     import difflib
     import os
 
@@ -173,11 +174,17 @@ def test_nearest_offers_every_name_as_near_as_the_nearest():
         if top >= 4 and top >= 0.8 * len(key):
             kin = [n for n in names if starts[n] == top]
             return [n for n in kin if len(n) == top] or kin
+        tails = [n for n in names if len(n) >= 3 and len(key) > len(n) and key.endswith(n.lower())
+                 and key[-len(n) - 1] in "-_ /:"]
+        if tails:
+            return [max(tails, key=len)]
         scores = {n: difflib.SequenceMatcher(None, n.lower(), key).ratio() for n in names}
         best = max(scores.values())
         return [n for n in names if scores[n] == best] if best >= 0.6 else []
 
-    for typed in ("gpt2", "vit", "VIT-S", "gpt2-124", "resnet", "dlionn", "adamww", "lino", "gpt2-125m", "mavo"):
+    for typed in ("gpt2", "vit", "VIT-S", "gpt2-124", "resnet", "dlionn", "adamww", "lino", "gpt2-125m", "mavo",
+                  "openai-gpt2-345m", "my lion", "torch/adamw", "xlion"):
         assert nearest(typed, names) == expected(typed), typed
     assert nearest("dlionn", names) == ["dlion-mavo", "dlion-avg"] and nearest("adamww", names) == ["adamw"]
     assert nearest("gpt2", names) == ["gpt2-124m", "gpt2-345m", "gpt2-1.3b"] and nearest("lino", names) == ["lion"]
+    assert nearest("nvidia-h200", ["h100", "h200", "b200"]) == ["h200"]  # a new user typed the vendor's name
