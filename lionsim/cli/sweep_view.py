@@ -153,48 +153,50 @@ def _run_cell(run, rounds: dict[str, int]):
     return fold_run(strategy, transport) if transport else run
 
 
-def cells_times(summary: pd.DataFrame, root: Path | None) -> str:
-    """How the cells' step times were obtained (lionsim.reports.obtained), from each cell's run.json
-    under `root`: one phrase where every cell's is alike (comm on "each row's network" where the
-    networks differ), else the older pointer to the cells' records."""
+def cell_records(summary: pd.DataFrame, root: Path | None) -> dict[str, dict | None]:
+    """Each cell's run.json under `root`, read once for every caption that needs it (None for a missing
+    or unreadable record); {} where there is no root or no cell column."""
     from lionsim.errors import LionsimError
     from lionsim.reports.files import read_json
-    from lionsim.reports.obtained import UNKNOWN, comm_pricing, priced_library, run_times
-    from lionsim.reports.titles import measured_on
     from lionsim.sweep.store import CELLS_DIR
 
     if root is None or "cell" not in summary.columns:
-        return f"each cell's {UNKNOWN}"
-    network = "each row's network" if summary["network"].nunique() > 1 else None
-    records = {}
+        return {}
+    records: dict[str, dict | None] = {}
     for cell in dict.fromkeys(summary["cell"]):
         try:
-            records[cell] = read_json(Path(root) / CELLS_DIR / str(cell) / "run.json")
-        except (LionsimError, OSError):  # a missing or unreadable record: the caption cannot vouch for that cell
-            return f"each cell's {UNKNOWN}"
+            meta = read_json(Path(root) / CELLS_DIR / str(cell) / "run.json")
+        except (LionsimError, OSError):
+            meta = None
+        records[str(cell)] = meta if isinstance(meta, dict) else None
+    return records
+
+
+def cells_times(summary: pd.DataFrame, root: Path | None, records: dict[str, dict | None] | None = None) -> str:
+    """How the cells' step times were obtained (lionsim.reports.obtained), from each cell's run.json
+    under `root` (`records`: cell_records', where the caller read them already): one phrase where every
+    cell's is alike (comm on "each row's network" where the networks differ), else the older pointer
+    to the cells' records."""
+    from lionsim.reports.obtained import UNKNOWN, comm_pricing, priced_library, run_times
+    from lionsim.reports.titles import measured_on
+
+    records = cell_records(summary, root) if records is None else records
+    if not records or None in records.values():  # a missing or unreadable record: the caption cannot vouch for it
+        return f"each cell's {UNKNOWN}"
+    network = "each row's network" if summary["network"].nunique() > 1 else None
     pricings = {comm_pricing(priced_library(meta)) for meta in records.values()}
     pricing = "each network's library" if len(pricings) > 1 else None  # nccl on dgx-h100, alpha-beta on 1gbe
     said = {run_times(meta, network=network, pricing=pricing, link=measured_on(meta)) for meta in records.values()}
     return said.pop() if len(said) == 1 and UNKNOWN not in said else f"each cell's {UNKNOWN}"
 
 
-def cells_option_notes(summary: pd.DataFrame, root: Path | None) -> list[str]:
+def cells_option_notes(records: dict[str, dict | None]) -> list[str]:
     """What each cell's bench noted of its options (run.json's option_notes: one capped, one that never
-    acted as the steps ended inside the warm-up), each line once over the cells; [] where no cell's
-    record has any (an older one, or an unreadable one)."""
-    from lionsim.errors import LionsimError
-    from lionsim.reports.files import read_json
-    from lionsim.sweep.store import CELLS_DIR
-
-    if root is None or "cell" not in summary.columns:
-        return []
+    acted as the steps ended inside the warm-up), each line once over the cells' `records`
+    (cell_records); [] where no record has any (an older one, or an unreadable one)."""
     said: dict[str, None] = {}
-    for cell in dict.fromkeys(summary["cell"]):
-        try:
-            meta = read_json(Path(root) / CELLS_DIR / str(cell) / "run.json")
-        except (LionsimError, OSError):  # cells_times says the record is missing
-            continue
-        notes = meta.get("option_notes") if isinstance(meta, dict) else None
+    for meta in records.values():
+        notes = (meta or {}).get("option_notes")
         said.update(dict.fromkeys(n for n in notes or () if isinstance(n, str) and n))
     return list(said)
 
@@ -263,11 +265,12 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
     metric = _metric_column(summary)
     compared = summary["run"].nunique() > 1  # one run alone: every row is its own baseline
     marks = {i: f"diverged at {at}" for i, row in summary.iterrows() if (at := diverged_at(row)) is not None}
-    caption = (f"{cells_times(summary, root)}. loss: final (trailing mean); {metric}: last eval; step ms: mean per step; "
+    records = cell_records(summary, root)  # each cell's run.json, read once for the caption's two parts
+    caption = (f"{cells_times(summary, root, records)}. loss: final (trailing mean); {metric}: last eval; step ms: mean per step; "
                + ("speedup: step time against the group's baseline (same workload, N, network, seed"
                   + (", lr)" if lrs else ")") if compared else ONE_RUN)
                + (f". {diverged_note(compared)}" if marks else "")
-               + "".join(f"\n{note}" for note in cells_option_notes(summary, root)))  # bench's, once a run
+               + "".join(f"\n{note}" for note in cells_option_notes(records)))  # bench's, once a run
     table = Table(title=sweep_title(summary, _asked_steps(root)), caption=caption,
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
