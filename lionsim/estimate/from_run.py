@@ -264,12 +264,13 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
     baseline = baselines[0]
     summary = summary.assign(label=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
     if target_loss is not None:
-        from lionsim.estimate.retarget import check_not_at_once, first_loss, sweep_lowest, sweep_summary
+        from lionsim.estimate.retarget import (check_not_at_once, first_loss, lowest_reached, sweep_readings,
+                                               sweep_summary)
 
         summary = sweep_summary(where, summary, target_loss, given)
         groups = summary[["workers", "seed"]].drop_duplicates().shape[0]
-        check_not_at_once(target_loss, baseline, sweep_lowest(where, summary, baseline, first_loss),
-                          sweep_lowest(where, summary, baseline), groups)
+        check_not_at_once(target_loss, baseline, *sweep_readings(where, summary, baseline, first_loss, lowest_reached),
+                          groups)
     reaches, cells, left_out = [], 0, 0
     for (workers, seed), group in summary.groupby(["workers", "seed"], sort=True):
         base = group[group["label"] == baseline]
@@ -288,9 +289,9 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
                                  f"in all of the sweep's {left_out:,} cells", summary,
                                  list(summary["label"]))
     if not reaches and target_loss is not None:  # the value at fault is the target, not DIR
-        from lionsim.estimate.retarget import sweep_lowest, unreached
+        from lionsim.estimate.retarget import lowest_reached, sweep_readings, unreached
 
-        raise unreached(target_loss, baseline, sweep_lowest(where, summary, baseline), left_out)
+        raise unreached(target_loss, baseline, sweep_readings(where, summary, baseline, lowest_reached)[0], left_out)
     if not reaches:
         missed = ("did not reach its target in the sweep's one cell" if left_out == 1 else
                   f"reached its target in none of the sweep's {left_out:,} cells")

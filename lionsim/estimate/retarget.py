@@ -68,15 +68,21 @@ def sweep_summary(where: Path, summary: pd.DataFrame, target: float, given: str)
     return out
 
 
-def lowest_reached(steps: pd.DataFrame, label: str) -> float:
-    """The lowest loss run `label` of `steps` (one cell's runs) reaches under summarize's rule: the
-    least of its smoothed curve (a trailing mean over final_window of the cell's longest run), so
-    every target at or above it is reached; NaN where the run is not there or never finite."""
+def _smoothed(steps: pd.DataFrame, label: str) -> pd.Series | None:
+    """Run `label`'s smoothed loss curve in `steps` (one cell's runs) under summarize's rule: a trailing
+    mean over final_window of the cell's longest run; None where the run is not there."""
     from lionsim.reports.summary import final_window, smooth, split_runs
 
     runs = split_runs(steps)
     window = final_window(max(len(rows) for _, rows in runs))
-    curve = next((smooth(rows["loss"], window) for name, rows in runs if name == label), None)
+    return next((smooth(rows["loss"], window) for name, rows in runs if name == label), None)
+
+
+def lowest_reached(steps: pd.DataFrame, label: str) -> float:
+    """The lowest loss run `label` of `steps` (one cell's runs) reaches under summarize's rule: the
+    least of its smoothed curve (_smoothed), so every target at or above it is reached; NaN where the
+    run is not there or never finite."""
+    curve = _smoothed(steps, label)
     return math.nan if curve is None or curve.isna().all() else float(curve.min())
 
 
@@ -84,11 +90,7 @@ def first_loss(steps: pd.DataFrame, label: str) -> float:
     """Run `label`'s smoothed loss at its first step (one cell's runs in `steps`): the step is the
     first one counted to a target at or above it, so every such target is reached at once; NaN where
     the run is not there or its first loss is not finite."""
-    from lionsim.reports.summary import final_window, smooth, split_runs
-
-    runs = split_runs(steps)
-    window = final_window(max(len(rows) for _, rows in runs))
-    curve = next((smooth(rows["loss"], window) for name, rows in runs if name == label), None)
+    curve = _smoothed(steps, label)
     return math.nan if curve is None or not len(curve) else float(curve.iloc[0])
 
 
@@ -144,14 +146,14 @@ def unreached(target: float, baseline: str, lowest: list[float], cells: int = 0)
     return LionsimError(refusal("--target-loss", target, accepted, f"the baseline {baseline} {missed}"))
 
 
-def sweep_lowest(where: Path, summary: pd.DataFrame, baseline: str, read=None) -> list[float]:
-    """The baseline's lowest_reached in each (workers, seed) cell group of `summary` (sweep_summary's
-    rows: the steps of each group's cells summarised together, as sweep_summary does); `read`: another
-    reading of each group's steps (first_loss)."""
+def sweep_readings(where: Path, summary: pd.DataFrame, baseline: str, *reads) -> list[list[float]]:
+    """Each of `reads` (lowest_reached, first_loss) of the baseline in each (workers, seed) cell group
+    of `summary` (sweep_summary's rows: the steps of each group's cells summarised together, as
+    sweep_summary does), one list per read; sweep_steps.csv is read once for all of them."""
     import pandas as pd
 
     steps = pd.read_csv(where / SWEEP_STEPS)
     by_cell = dict(tuple(steps.groupby("cell", sort=False)))
-    return [(read or lowest_reached)(pd.concat([by_cell[c].drop(columns="cell") for c in group["cell"]
-                                                if c in by_cell], ignore_index=True), baseline)
-            for _, group in summary.groupby(["workers", "seed"], sort=True)]
+    groups = [pd.concat([by_cell[c].drop(columns="cell") for c in group["cell"] if c in by_cell], ignore_index=True)
+              for _, group in summary.groupby(["workers", "seed"], sort=True)]
+    return [[read(group, baseline) for group in groups] for read in reads]
