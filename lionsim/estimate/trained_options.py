@@ -39,7 +39,7 @@ def trained_options(labels: tuple[str, ...], recorded: Mapping[str, dict], runs:
         for spec in option_specs(strategy, STRATEGIES.get(strategy).Options):
             if spec.priced == TRAINING or spec.field not in options or spec.qualified in out:
                 continue
-            if spec.qualified in given or given.get(spec.key) is not None:  # the user's wins
+            if spec.given_in(given):  # the user's wins
                 continue
             out[spec.qualified] = options[spec.field]
     return out

@@ -141,12 +141,10 @@ class LocalSteps(Strategy):
 
     def short_bench_default(self) -> str:
         """Its authors' H where this run's H is the Options default (no --local-steps given) and not theirs."""
-        from lionsim.strategies.core.form import option_specs
+        from lionsim.strategies.core.form import option_spec
 
-        authors = self.authors_h
-        spec = next(s for s in option_specs(self.name, self.Options) if s.field == "local_steps")
-        given = self.cfg.options
-        if authors is None or spec.qualified in given or given.get(spec.key) is not None:
+        authors, spec = self.authors_h, option_spec(self.name, self.Options, "local_steps")
+        if authors is None or spec.given_in(self.cfg.options):
             return ""
         if self.local_steps != spec.default or str(self.local_steps) == authors.steps:
             return ""  # a workload's tuned H (bench), or the authors' own

@@ -197,10 +197,9 @@ class StreamingDiLoCo(DiLoCo):
 
     def _given(self, field: str) -> bool:
         """Whether the option `field` was given (by its flag, --opt or a file), not its default."""
-        from lionsim.strategies.core.form import option_specs
+        from lionsim.strategies.core.form import option_spec
 
-        spec = next(s for s in option_specs(self.name, self.Options) if s.field == field)
-        return spec.qualified in self.cfg.options or self.cfg.options.get(spec.key) is not None
+        return option_spec(self.name, self.Options, field).given_in(self.cfg.options)
 
     def built_note(self) -> str:
         """Where the default P was cut to the model's tensors (module doc, "Fragments")."""

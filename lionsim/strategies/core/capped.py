@@ -9,7 +9,7 @@ tables (Strategy.capped_note)."""
 
 from __future__ import annotations
 
-from lionsim.strategies.core.form import option_specs
+from lionsim.strategies.core.form import option_spec
 
 
 def capped_line(strategy, field: str, cap: int, holds: str) -> str:
@@ -18,6 +18,6 @@ def capped_line(strategy, field: str, cap: int, holds: str) -> str:
     value = getattr(strategy.opts, field)
     if value <= cap:
         return ""
-    flag = next(s.flag for s in option_specs(strategy.name, strategy.Options) if s.field == field)
+    flag = option_spec(strategy.name, strategy.Options, field).flag
     return (f"{strategy.name}: {flag} {value} is capped at {cap:,}, {holds}: any value above {cap:,} sends "
             "the same.")

@@ -37,7 +37,7 @@ from lionsim.whole import Text
 
 __all__ = ["ACTS", "ALWAYS", "META", "PAST_WARMUP", "PRICED", "RUN", "SETS_WARMUP", "STEP", "TRAINING",
            "TRAINING_WHY", "NoOptions", "OptionRule", "OptionSpec",
-           "between", "field_docs", "integer", "option", "option_specs", "parse_opt", "resolve_options", "tuning_for"]
+           "between", "field_docs", "integer", "option", "option_spec", "option_specs", "parse_opt", "resolve_options", "tuning_for"]
 
 META = "lionsim"
 """The key of a field's OptionRule in its dataclass metadata."""
@@ -150,6 +150,10 @@ class OptionSpec:
         """`NAME.FIELD`, as `--opt` takes it."""
         return f"{self.strategy}.{self.field}"
 
+    def given_in(self, options: Mapping[str, object]) -> bool:
+        """Whether `options` (StrategyConfig.options: by flag key or NAME.FIELD) gives it, not its default."""
+        return self.qualified in options or options.get(self.key) is not None
+
     def value(self, given, opt: bool = False):
         """`given` converted to the field's type and checked; else one LionsimError line naming
         the flag (`opt`: as `--opt NAME.FIELD=VALUE` gave it)."""
@@ -223,6 +227,11 @@ def option_specs(name: str, options: type) -> list[OptionSpec]:
         flag = rule.flag or f"--{name}-{f.name}".replace("_", "-")
         specs.append(OptionSpec(name, f.name, flag, kind, f.default, rule, docs.get(f.name, rule.says)))
     return specs
+
+
+def option_spec(name: str, options: type, field: str) -> OptionSpec:
+    """The option `field` of strategy `name` (option_specs' entry for it)."""
+    return next(s for s in option_specs(name, options) if s.field == field)
 
 
 def parse_opt(items: Iterable[str]) -> dict[str, str]:

@@ -22,12 +22,6 @@ WALK_LIMIT = 100_000
 """Most steps walked one by one (a schedule without a trusted next_change): past it, nothing said."""
 
 
-def given(strategy, spec) -> bool:
-    """Whether option `spec` was given to the run (its flag, --opt or a file), not a default."""
-    options = strategy.cfg.options
-    return spec.qualified in options or options.get(spec.key) is not None
-
-
 def first_past_warmup(strategy, steps: int) -> int | None:
     """The first step that sends what the strategy sends past its warm-up, where the run's `steps`
     steps hold none (None where one of them does, or where the schedule is unknown)."""
@@ -53,7 +47,7 @@ def unacted_note(strategy, steps: int, longer: str = "--steps") -> str:
     that act past it; "" otherwise. `longer`: the option that lengthens the run (estimate's --tokens
     where the run was given in tokens)."""
     specs = option_specs(strategy.name, strategy.Options)
-    idle = [s for s in specs if s.rule.acts == PAST_WARMUP and given(strategy, s)]
+    idle = [s for s in specs if s.rule.acts == PAST_WARMUP and s.given_in(strategy.cfg.options)]
     warmup = [s for s in specs if s.rule.acts == SETS_WARMUP]
     first = first_past_warmup(strategy, steps)  # said given options or not: such a run is not the method's
     if first is None:
