@@ -213,17 +213,18 @@ def estimate_cmd(
     from lionsim.cli.estimate_view import breakdown_table, crossover_table, need_table, run_table, spread_table
 
     cfg = EstimateConfig(**fields)
-    frame = estimate(cfg)
+    plan = resolve(cfg)  # once: the table, --need, --sweep, --trace and --from-run's line all read it
+    frame = estimate(cfg, plan)
     if wanted is not None:
-        frame = with_need(frame, resolve(cfg), wanted)
-    swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
+        frame = with_need(frame, plan, wanted)
+    swept = run_sweep(cfg, sweep, plan) if sweep is not None else None  # every input checked before anything is written
     if swept is not None and swept.sweep.note:
         err_console.print(swept.sweep.note, markup=False, highlight=False)
     traced = None
     if trace:
         from lionsim.estimate.trace import estimate_trace
 
-        traced = estimate_trace(cfg)
+        traced = estimate_trace(cfg, plan)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
     if fields.get("model") in MODELS:  # a preset in its listed name, an alias (gpt2-medium) as its preset's
         taken["model"] = frame["model"].iloc[0]
@@ -233,12 +234,10 @@ def estimate_cmd(
     written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, record) if out is not None else []
     published(out)  # an interruption from here on (the tables print) says the files are there
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
-    if from_run is not None and cfg.strategies is None:
+    if plan.convergence is not None and cfg.strategies is None:
         from lionsim.estimate.config import from_run_line
-        from lionsim.estimate.from_run import load as load_measured
 
-        err_console.print(from_run_line(load_measured(cfg.from_run, cfg.target_loss)), markup=False,
-                          highlight=False)
+        err_console.print(from_run_line(plan.convergence.measured), markup=False, highlight=False)
     tables = [breakdown_table(frame), *([spread_table(frame)] if cfg.compute_spread else []),
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
               *([need_table(frame)] if wanted is not None else []),

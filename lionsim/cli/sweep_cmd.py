@@ -124,6 +124,7 @@ def sweep(
 
     from lionsim.cli.sweep_view import SweepDisplay, sweep_table
     from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.reports.cell_records import read_cells
     from lionsim.reports.cells_rounds import cells_rounds
     from lionsim.reports.resuming import SWEEP_RESUMES
     from lionsim.sweep import Grid, SweepInterrupted, run_sweep
@@ -162,16 +163,17 @@ def sweep(
                 + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
                    if outcome.already else ""))
         say = console if format == "table" else err_console
-        rounds = cells_rounds(root)  # each local-step run's H: the cells read once, for the table and the plots
+        records = read_cells(root)  # every cell's run.json, read once: its runs' H for the table and the plots
+        rounds = cells_rounds(root, records)
         if sweep_plan.shard is not None:  # a part: the merge draws the plots, once, over every cell
             if outcome.summary is not None:
-                emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds), whole=True)
+                emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds, records), whole=True)
             say.print(f"shard {sweep_plan.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
                       "combines the parts")
         else:
             plots = draw_plots(out, outcome.summary, rounds)  # out is root: unsharded
             if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
-                emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds), whole=True)
+                emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds, records), whole=True)
             say.print(f"{outcome.total} cells ({done}) in {out}/: sweep.json, sweep_summary.csv, sweep_steps.csv, "
                       "cells/" + (f", {plural(len(plots), 'plot')} (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
             if plots:
@@ -238,6 +240,7 @@ def merge(
     """
     from lionsim.cli.sweep_view import report_removed_line, sweep_table
     from lionsim.config.sweep import merged_plan
+    from lionsim.reports.cell_records import read_cells
     from lionsim.reports.cells_rounds import cells_rounds
     from lionsim.sweep.merge import merge_shards
 
@@ -247,12 +250,13 @@ def merge(
         outcome = merge_shards(merged_plan(out))
         if outcome.report_removed is not None:
             print(report_removed_line(outcome.report_removed), file=sys.stderr, flush=True)
-        rounds = cells_rounds(out)  # the merged cells' H, read once for the plots and the table
+        records = read_cells(out)  # the merged cells' run.json, read once: their H for the plots and the table
+        rounds = cells_rounds(out, records)
         # the plots come with the whole grid (a partial one may lack a group's baseline, and its
         # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
         plots = [] if outcome.missing else draw_plots(out, outcome.summary, rounds)
     if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
-        emit(outcome.summary, format, lambda: sweep_table(outcome.summary, out, rounds), whole=True)
+        emit(outcome.summary, format, lambda: sweep_table(outcome.summary, out, rounds, records), whole=True)
     (console if format == "table" else err_console).print(_merged(out, outcome) + (f", {len(plots)} plots" if plots else ""))
     _fail_if_missing(out, outcome)
 

@@ -156,20 +156,9 @@ def _run_cell(run, rounds: dict[str, int]):
 def cell_records(summary: pd.DataFrame, root: Path | None) -> dict[str, dict | None]:
     """Each cell's run.json under `root`, read once for every caption that needs it (None for a missing
     or unreadable record); {} where there is no root or no cell column."""
-    from lionsim.errors import LionsimError
-    from lionsim.reports.files import read_json
-    from lionsim.sweep.store import CELLS_DIR
+    from lionsim.reports.cell_records import read_cells
 
-    if root is None or "cell" not in summary.columns:
-        return {}
-    records: dict[str, dict | None] = {}
-    for cell in dict.fromkeys(summary["cell"]):
-        try:
-            meta = read_json(Path(root) / CELLS_DIR / str(cell) / "run.json")
-        except (LionsimError, OSError):
-            meta = None
-        records[str(cell)] = meta if isinstance(meta, dict) else None
-    return records
+    return read_cells(root, summary["cell"]) if "cell" in summary.columns else {}
 
 
 def cells_times(summary: pd.DataFrame, root: Path | None, records: dict[str, dict | None] | None = None) -> str:
@@ -251,21 +240,26 @@ def _lr(value) -> str:
     return "-" if value is None or value != value else lr_text(value)
 
 
-def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[str, int] | None = None) -> Table:
+def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[str, int] | None = None,
+                records: dict[str, dict | None] | None = None) -> Table:
     """A row per cell, grouped as the grid orders them; fits 80 columns. `root`: the sweep's
     directory, whose cells' run.json say how the step times were obtained (cells_times) and each
     local-step run's H (cells_rounds). A sweep over several lrs has an lr column, and a table of
     each run's best lr below (best_lr_table). `rounds`: the H the command read already (its plots
-    read the same cells); None: read here."""
+    read the same cells), and `records` the cells' run.json it read them from
+    (lionsim.reports.cell_records); None: read here."""
     from lionsim.reports.tables import ONE_RUN, diverged_at, diverged_note, speedup_cell
 
-    rounds = cells_rounds(root) if rounds is None else rounds
+    if records is None:
+        records = cell_records(summary, root)
+    else:  # the summary's cells, in its order (a shard's table holds its own cells)
+        records = {str(c): records.get(str(c)) for c in dict.fromkeys(summary["cell"])} if "cell" in summary else {}
+    rounds = cells_rounds(root, records) if rounds is None else rounds
     many_workloads = summary["workload"].nunique() > 1
     lrs = "lr" in summary.columns
     metric = _metric_column(summary)
     compared = summary["run"].nunique() > 1  # one run alone: every row is its own baseline
     marks = {i: f"diverged at {at}" for i, row in summary.iterrows() if (at := diverged_at(row)) is not None}
-    records = cell_records(summary, root)  # each cell's run.json, read once for the caption's two parts
     caption = (f"{cells_times(summary, root, records)}. loss: final (trailing mean); {metric}: last eval; step ms: mean per step; "
                + ("speedup: step time against the group's baseline (same workload, N, network, seed"
                   + (", lr)" if lrs else ")") if compared else ONE_RUN)

@@ -11,7 +11,7 @@ import pandas as pd
 from lionsim.estimate.activation_note import activation_note
 from lionsim.estimate.bucket_note import slower_line
 from lionsim.estimate.codec_note import codec_share_line
-from lionsim.estimate.config import EstimateConfig, resolve
+from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.fastest import fastest_line
 from lionsim.estimate.hier_hint import faster_forms, hier_notes
@@ -65,7 +65,7 @@ def bare_runs(cfg: EstimateConfig, frame: pd.DataFrame) -> set[str]:
             if s in names and t == STRATEGIES.get(s).default_transport}
 
 
-def estimate(cfg: EstimateConfig) -> pd.DataFrame:
+def estimate(cfg: EstimateConfig, r: Resolved | None = None) -> pd.DataFrame:
     """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first);
     attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where the
     default strategies ran; precision_note where runs all-reduce different floats; hier_notes' priced
@@ -80,7 +80,7 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     exchanged per bucket or tensor that step slower than after backward (lionsim.estimate.bucket_note);
     attrs["codec_line"]: the runs whose encode + decode is a large share of their step (codec_note);
     attrs["tokens_line"]: the tokens a worker where --tokens or --from-run took the default (sample_note)."""
-    r = resolve(cfg)
+    r = resolve(cfg) if r is None else r  # the command's plan, resolved once
     memo: dict = {}  # the transport questions checked: the after-backward pricing below asks none again
     out = frame(estimate_rows(r, r.workers, r.network, memo))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is

@@ -30,6 +30,7 @@ from lionsim.reports.columns import run_label
 from lionsim.estimate.plain import FROM_RUN_ACCEPTED, check_from_run
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, read_csv, read_json
 from lionsim.reports.warmup_only import warmup_steps
+from lionsim.reports.cell_records import CELLS, read_cells
 
 SWEEP_FILE = "sweep.json"
 SWEEP_SUMMARY = "sweep_summary.csv"
@@ -301,12 +302,14 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
               if fixed else
               f"each cell's own ({baseline}'s loss late in its run: {targets.min():.4g} to {targets.max():.4g})")
     target += f"; {NOTE}" if at_best else ""
+    records = _cell_records(where, summary)
     return Measured(path=given, kind="sweep", workload=workloads[0], baseline=baseline, target=target,
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
-                    reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),
+                    reaches=tuple(reaches), cells=cells, left_out=left_out,
+                    options=_cell_options(where, summary, records),
                     argv=_argv(record), strategies=_inner(record, "grid", "runs"),
                     cwd=_text(record.get("cwd")), lr_edges=edges, momentum_sync=_sync(record, "bench"),
-                    warmup_until=warmup_steps(_json(m) for m in (where / "cells").glob(f"*/{META_FILE}")),
+                    warmup_until=warmup_steps(records.values()),
                     **_size_and_common_loss(summary))
 
 
@@ -369,17 +372,27 @@ def _diverged(row) -> float:
     return float(value) if value == value and value is not None else math.nan
 
 
-def _cell_options(where: Path, summary: pd.DataFrame) -> dict[str, dict]:
-    """Each run's resolved options from its cells' run.json, where the cells are kept. A sweep trains
+def _cell_records(where: Path, summary: pd.DataFrame) -> dict[str, dict]:
+    """The run.json of each cell the summary holds, where the cell is kept: cell -> record, each
+    read once (the runs' options and their warm-up steps both come from them); a kept record that is
+    unreadable is its one line, as the sweep's own files are."""
+    records = read_cells(where, summary["cell"])
+    for cell, record in records.items():
+        if record is None and (path := where / CELLS / cell / META_FILE).is_file():
+            _json(path)  # raises: its one line, naming the file
+    return {cell: record for cell, record in records.items() if record is not None}
+
+
+def _cell_options(where: Path, summary: pd.DataFrame, records: dict[str, dict]) -> dict[str, dict]:
+    """Each run's resolved options from its cells' run.json (`records`, _cell_records). A sweep trains
     each run with one set of options (no option is an axis: lionsim.estimate.trained_options), so
     cells that disagree were not trained by one sweep: one line, as no one record prices the run."""
     options: dict[str, dict] = {}
     seen: dict[str, str] = {}  # label -> the cell its options were read from
     for label, cell in zip(summary["label"], summary["cell"]):
-        meta_path = where / "cells" / str(cell) / META_FILE
-        if not meta_path.is_file():
+        if str(cell) not in records:
             continue
-        for entry in (_json(meta_path).get("runs") or []):
+        for entry in (records[str(cell)].get("runs") or []):
             if not (isinstance(entry, dict) and entry.get("run") == label):
                 continue
             got = entry.get("options") or {}

@@ -127,9 +127,9 @@ class Swept:
         return tuple(self)[index]
 
 
-def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
+def run_sweep(cfg: EstimateConfig, spec: str, r: Resolved | None = None) -> Swept:
     """The estimate over `--sweep spec` of cfg, its crossovers (and with --from-run the time to target's)."""
-    r = resolve(cfg)
+    r = resolve(cfg) if r is None else r  # the command's plan, resolved once
     sweep = parse_sweep(spec, r.network.workers_per_node)
     if sweep.variable == "bandwidth":
         check_crosses_nodes(r, f"--sweep {spec}")

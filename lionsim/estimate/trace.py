@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from lionsim.estimate.config import EstimateConfig, resolve
+from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.probe import probe_resolved
 from lionsim.estimate.table import step_inputs
 from lionsim.reports.trace import Track, trace_text
@@ -25,9 +25,9 @@ INNER_STEP = "inner step"
 strategy's local rule, which on a local step is the inner optimizer's step alone."""
 
 
-def estimate_trace(cfg: EstimateConfig) -> str:
+def estimate_trace(cfg: EstimateConfig, r: Resolved | None = None) -> str:
     """trace.json's text for `cfg` (module doc)."""
-    r = resolve(cfg)
+    r = resolve(cfg) if r is None else r  # the command's plan, resolved once
     workers, network = r.workers, r.network
     flops = r.step_flops()  # a counted model's own FLOPs, else 6 P per token
     tracks = []

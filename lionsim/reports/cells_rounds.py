@@ -5,23 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lionsim.errors import LionsimError
+from lionsim.reports.cell_records import read_cells
 from lionsim.reports.columns import recorded_rounds
-from lionsim.reports.files import read_json
-
-CELLS = "cells"
-"""A sweep root's folder of cells (lionsim.sweep.store.CELLS_DIR; not imported: reports sits below sweep)."""
 
 
-def cells_rounds(root: Path | None) -> dict[str, int]:
-    """run_label -> its H for each local-step run any cell under `root` records; {} where no cell
-    is at hand (a redrawn copy of the CSVs alone): the runs are then named without H."""
+def cells_rounds(root: Path | None, records: dict[str, dict | None] | None = None) -> dict[str, int]:
+    """run_label -> its H for each local-step run any cell under `root` records (`records`: the cells'
+    run.json, lionsim.reports.cell_records, where the caller read them already); {} where no cell is at
+    hand (a redrawn copy of the CSVs alone): the runs are then named without H."""
     rounds: dict[str, int] = {}
-    if root is None:
-        return rounds
-    for path in sorted((Path(root) / CELLS).glob("*/run.json")):
-        try:
-            rounds |= recorded_rounds((read_json(path) or {}).get("runs"))
-        except (LionsimError, OSError, AttributeError):  # an unreadable cell record: the others still name the runs
-            continue
+    for record in (read_cells(root) if records is None else records).values():
+        if isinstance(record, dict) and isinstance(runs := record.get("runs"), list):
+            rounds |= recorded_rounds(runs)
     return rounds

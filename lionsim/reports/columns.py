@@ -114,7 +114,8 @@ def recorded_rounds(runs) -> dict[str, int]:
     options; a local-step strategy's carry local_steps, its H), so a report names it as estimate does."""
     out = {}
     for run in runs or []:
-        h = (run.get("options") or {}).get("local_steps") if isinstance(run, dict) else None
+        options = run.get("options") if isinstance(run, dict) else None
+        h = options.get("local_steps") if isinstance(options, dict) else None
         if isinstance(h, int) and not isinstance(h, bool) and h > 1:
             out[run_label(run.get("strategy"), run.get("transport"))] = h
     return out

@@ -7,13 +7,9 @@ lists each ("lr 0.05/0.2/0.5 (by cell), weight_decay 0")."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
-from lionsim.errors import LionsimError
-from lionsim.reports.cells_rounds import CELLS
 from lionsim.reports.columns import label_name, lr_text
-from lionsim.reports.files import read_json
 
 KEYS = ("lr", "weight_decay", "betas")
 """What a run's table holds, in the order a row names them (a strategy's ignored ones are left
@@ -50,15 +46,11 @@ def hyper_rows(tables: Iterable[dict | None], rounds: dict[str, int] | None = No
     return rows
 
 
-def cells_hyper_rows(root: Path, cells: Iterable[str], rounds: dict[str, int] | None = None) -> list[list[str]]:
-    """hyper_rows of a sweep's `cells` (in that order), each read from ROOT/cells/CELL/run.json; a
-    cell whose record is missing or unreadable adds nothing (the others still say theirs)."""
+def cells_hyper_rows(records: dict[str, dict | None], rounds: dict[str, int] | None = None) -> list[list[str]]:
+    """hyper_rows of a sweep's cells' run.json `records` (lionsim.reports.cell_records, in the
+    cells' order); a cell whose record is missing or unreadable adds nothing (the others still say theirs)."""
     tables = []
-    for cell in dict.fromkeys(map(str, cells)):
-        try:
-            record = read_json(Path(root) / CELLS / cell / "run.json") or {}
-        except (LionsimError, OSError):
-            continue
+    for record in records.values():
         config = record.get("config") if isinstance(record, dict) else None
         tables.append(config.get("hyper") if isinstance(config, dict) else None)
     return hyper_rows(tables, rounds)

@@ -23,6 +23,7 @@ from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
 from lionsim.reports.cells_rounds import cells_rounds
 from lionsim.reports.columns import ACCURACY, eval_metric, label_name, lr_text, recorded_rounds, run_label, run_name
 from lionsim.reports.config_table import option_rows
+from lionsim.reports.cell_records import CELLS, read_cells
 from lionsim.reports.hyper_rows import cells_hyper_rows, hyper_rows
 from lionsim.reports.obtained import library_note, wait_note
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
@@ -30,14 +31,14 @@ from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_note
 from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir, check_reportable
 from lionsim.reports.proxy_note import proxy_note
-from lionsim.reports.files import load_run, read_csv, read_json, write_atomic
+from lionsim.reports.files import META_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
 from lionsim.reports.tables import BENCH_ONE_RUN, ONE_RUN, diverged_at, diverged_note, speedup_cell
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
 from lionsim.reports.paper import (PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, PAPER_WHERE, comparability, ordering_breaks,
                                    ordering_holds, paper_setup)
 from lionsim.reports.titles import named_network, profile_text
-from lionsim.reports.warmup_only import warmup_only
+from lionsim.reports.warmup_only import warmup_steps
 
 SWEEP_SUMMARY = "sweep_summary.csv"
 SWEEP_STEPS = "sweep_steps.csv"
@@ -113,21 +114,24 @@ CELL_PLACE = "\0"
 only there are one claim."""
 
 
-def _cells_timing(directory: Path, cells: list[str], grid: dict) -> str:
-    """A sweep's time notes: each cell's run.json says how its times were obtained. Cells' notes
-    that differ only in the network and worker count they were priced on are one claim, listed
-    once with those values in the sweep's order (`grid`'s); `cells`: the summary's, in its order
-    (any other cell directory follows)."""
-    others = sorted(p.parent.name for p in (directory / "cells").glob("*/run.json"))
+def _cells_records(directory: Path, cells) -> dict[str, dict | None]:
+    """Every cell's run.json under a sweep's `directory`, read once for the whole report: `cells` (the
+    summary's) first, in their order, then any other cell folder's (an unfinished cell still says how
+    its times were obtained)."""
+    first = list(dict.fromkeys(map(str, cells)))
+    others = sorted(p.parent.name for p in (directory / CELLS).glob(f"*/{META_FILE}") if p.parent.name not in first)
+    return read_cells(directory, [*first, *others])
+
+
+def _cells_timing(records: dict[str, dict | None], grid: dict) -> str:
+    """A sweep's time notes: each cell's run.json (`records`: the summary's cells first, in its order,
+    then any other cell's) says how its times were obtained. Cells' notes that differ only in the
+    network and worker count they were priced on are one claim, listed once with those values in the
+    sweep's order (`grid`'s)."""
     claims: dict[str, dict[str, tuple[list, list]]] = {}  # key -> general note -> (networks, worker counts)
     extra: dict[str, list] = {}  # a library or wait bullet (_run_notes) -> the networks it holds on
-    for cell in dict.fromkeys([*cells, *others]):
-        path = directory / "cells" / cell / "run.json"
-        if not path.is_file():
-            continue
-        try:
-            record = read_json(path) or {}
-        except LionsimError:  # a cell's unreadable record: the others still say it
+    for record in records.values():
+        if record is None:  # a cell's missing or unreadable record: the others still say it
             continue
         network = (record.get("network") or {}).get("name")
         workers = (record.get("config") or {}).get("workers")
@@ -237,14 +241,16 @@ def _clock(backend: str | None, compute: str | None = None) -> str:
 
 
 def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, measured: bool = False,
-                     rounds: dict[str, int] | None = None, directory: Path | None = None) -> str:
+                     rounds: dict[str, int] | None = None, directory: Path | None = None,
+                     cells: dict[str, dict | None] | None = None) -> str:
     """Per (workload, workers, network): every run's time to the target loss (mean over seeds),
     the first one named. A run that missed the target in any seed is 'not reached'; a measured
     run's network named as its other tables name it (titles.named_network, from its run.json); a
     local-step run with its H (`rounds`: run_label -> H)."""
     frame = frame.assign(run=[run_name(s, t, rounds) for s, t in zip(frame["strategy"], frame["transport"])])
     runs = list(dict.fromkeys(frame["run"]))
-    warm = warmup_only(meta, directory)  # trained as another method: not ranked as its own
+    # trained as another method: not ranked as its own (a sweep's `cells`: its cells' run.json)
+    warm = warmup_steps([meta, *(cells or {}).values()])
     idle = {name: warm[f"{s}@{t}"] for name, s, t in zip(frame["run"], frame["strategy"], frame["transport"])
             if f"{s}@{t}" in warm}
     rows = []
@@ -392,13 +398,15 @@ def _sweep_report(directory: Path) -> str:
         raise LionsimError(f"{meta_path} holds {json_type(meta)}; expected an object")
     grid = meta.get("grid") or {}
     bench = meta.get("bench") or {}
-    rounds = cells_rounds(directory)
+    records = _cells_records(directory, summary["cell"])
+    rounds = cells_rounds(directory, records)
     config_rows = [[k, ", ".join("default" if x is None else str(x) for x in v) if isinstance(v, list) else str(v)]
                    for k, v in {**grid, **({"runs": [label_name(r, rounds) for r in grid["runs"]]}
                                             if isinstance(grid.get("runs"), list) else {})}.items()]
     sized = not all(is_spec(w) for w in grid.get("workload") or [None])  # as a bench run's report
     config_rows += option_rows(bench, (*grid, *(() if sized else ("model_size",))))
-    config_rows += cells_hyper_rows(directory, summary["cell"], rounds)  # each run's, as its cells trained it
+    in_summary = {cell: records[cell] for cell in map(str, dict.fromkeys(summary["cell"]))}
+    config_rows += cells_hyper_rows(in_summary, rounds)  # each run's, as its cells trained it
     summary = summary.assign(run=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
     backends = list(dict.fromkeys(summary["backend"].dropna())) if "backend" in summary.columns else []
     clock = _clock(backends[0] if len(backends) == 1 else bench.get("backend"), bench.get("compute"))
@@ -418,7 +426,7 @@ def _sweep_report(directory: Path) -> str:
         f"# lionsim report: sweep of {plural(cells if cells else finished, 'cell')}"
         + (f" ({finished} finished)" if cells and cells != finished else ""),
         "## Configuration\n\n" + (md_table(["option", "value"], config_rows) if config_rows else "Not recorded."),
-        "## How each time was obtained\n\n" + _cells_timing(directory, list(dict.fromkeys(summary["cell"])), grid),
+        "## How each time was obtained\n\n" + _cells_timing(records, grid),
         "## Summary (mean ± sd over seeds)\n\n"
         + md_table(["run", "workers", "network", *(["lr"] if lrs else []), "seeds", "final loss", metric, "step",
                     *(["speedup"] if compared else [])], agg)
@@ -437,7 +445,7 @@ def _sweep_report(directory: Path) -> str:
         compared = at_best_lr(summary, read_csv(directory / SWEEP_STEPS, ["cell"]))[0]
         at_best = "Each run at its best lr (above).\n\n"
     parts.append("## Which strategy reaches the target loss first\n\n" + at_best
-                 + _first_to_target(compared, clock, rounds=rounds, directory=directory))
+                 + _first_to_target(compared, clock, rounds=rounds, directory=directory, cells=records))
     accuracy = _accuracy_by_workers(compared, bench, rounds)
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)

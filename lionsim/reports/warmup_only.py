@@ -4,19 +4,6 @@ another method, so a report does not rank its time to target as its method's."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from lionsim.reports.files import read_json
-
-
-def warmup_only(meta: dict | None, directory: Path | None = None) -> dict[str, int]:
-    """label -> the first step past the warm-up, over a bench's run.json (`meta`) and a sweep's
-    cells' (under `directory`); {} where none was recorded."""
-    records = [meta] if isinstance(meta, dict) else []
-    if directory is not None:
-        records += [read_json(p) for p in sorted(Path(directory).glob("cells/*/run.json"))]
-    return warmup_steps(records)
-
 
 def warmup_steps(records) -> dict[str, int]:
     """label -> runs[].warmup_until over run.json records (the latest step of any)."""

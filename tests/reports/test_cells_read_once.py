@@ -1,7 +1,8 @@
-"""A sweep's runs' H (cells_rounds) is read from the cells once a command: `lionsim sweep` and
-`lionsim sweep merge` pass it to the plots and the table, `lionsim report` to the report and its
-redrawn plots (each read every cell's run.json again before). Each still names the local-step
-run with its H (columns.run_name), so what was passed down is what each read for itself."""
+"""A sweep's cells' run.json are read once a command (lionsim.reports.cell_records): `lionsim sweep`
+and `lionsim sweep merge` pass them (and the runs' H, cells_rounds) to the plots and the table,
+`lionsim report` to the report's parts (H, hyperparameters, time notes, warm-up) and its redrawn
+plots (each read every cell's run.json again before: the report four times). Each still names the
+local-step run with its H (columns.run_name), so what was passed down is what each read for itself."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lionsim.cli import app
-from lionsim.reports import cells_rounds
+from lionsim.reports import cell_records
 
 H = 5
 NAME = f"diloco H={H}"
@@ -22,15 +23,15 @@ SWEEP = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--network", "1gb
 
 @pytest.fixture
 def reads(monkeypatch) -> Counter:
-    """Every file cells_rounds reads, counted."""
+    """Every cell record read, counted."""
     counted: Counter = Counter()
-    real = cells_rounds.read_json
+    real = cell_records.read_json
 
     def read_json(path):
         counted[Path(path)] += 1
         return real(path)
 
-    monkeypatch.setattr(cells_rounds, "read_json", read_json)
+    monkeypatch.setattr(cell_records, "read_json", read_json)
     return counted
 
 
@@ -45,9 +46,21 @@ def test_a_sweep_and_its_report_read_each_cell_once(tmp_path, reads):
     said = _ran([*SWEEP, "--out", root])
     cells = sorted(root.glob("cells/*/run.json"))
     assert len(cells) == 4  # a run a worker count
-    assert dict(reads) == {cell: 1 for cell in cells}  # was twice: the plots, then the table
+    assert dict(reads) == {cell: 1 for cell in cells}  # was three times: the plots, the table, its caption
     assert NAME in said  # the table named the run with the H the plots read
     reads.clear()
     _ran(["report", root])
-    assert dict(reads) == {cell: 1 for cell in cells}  # was twice: the report, then its redrawn plots
+    assert dict(reads) == {cell: 1 for cell in cells}  # was five times: H, hyper rows, time notes, warm-up, plots
     assert NAME in (root / "report.md").read_text()
+
+
+def test_estimate_from_a_sweep_reads_each_cell_once(tmp_path, reads):
+    """--from-run ROOT reads its cells' run.json for the runs' options and their warm-up steps: once
+    each (it read every cell once per run, then every cell again)."""
+    root = tmp_path / "root"
+    _ran([*SWEEP, "--out", root])
+    cells = sorted(root.glob("cells/*/run.json"))
+    reads.clear()
+    said = _ran(["estimate", "--from-run", root, "-m", "gpt2-124m", "--workers", "8", "--network", "10gbe"])
+    assert dict(reads) == {cell: 1 for cell in cells}
+    assert NAME in said

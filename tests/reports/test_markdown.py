@@ -230,7 +230,7 @@ def test_sweep_report_says_how_its_times_were_obtained(tmp_path, monkeypatch):
 
 def test_a_sweeps_time_notes_are_one_entry_per_claim_in_the_sweeps_order(tmp_path):
     """Four cells over 1gbe, 10gbe and 2, 4 workers listed comm_s four times (10gbe first)."""
-    from lionsim.reports.markdown import _cells_timing
+    from lionsim.reports.markdown import _cells_records, _cells_timing
 
     grid = {"workers": [2, 4], "network": ["1gbe", "10gbe"]}
     cells = []
@@ -245,12 +245,12 @@ def test_a_sweeps_time_notes_are_one_entry_per_claim_in_the_sweeps_order(tmp_pat
             record = {"config": {"workers": workers, "network": network}, "network": {"name": network},
                       "timing": timing}
             (tmp_path / "cells" / cell / "run.json").write_text(json.dumps(record))
-    lines = _cells_timing(tmp_path, cells, grid).splitlines()
+    lines = _cells_timing(_cells_records(tmp_path, cells), grid).splitlines()
     assert [line.split("`")[1] for line in lines[:-1]] == ["compute_s", "comm_s", "comm_model_s"]
     assert lines[-1].startswith("- library: comm priced by alpha-beta")  # one line for the cells alike
     assert lines[1] == ("- `comm_s`: modelled: the collectives priced on each cell's network (1gbe, 10gbe) for its "
                         "worker count (2, 4), per bucket")
-    alone = _cells_timing(tmp_path, cells[:1], grid).splitlines()  # the others' directories still read
+    alone = _cells_timing(_cells_records(tmp_path, cells[:1]), grid).splitlines()  # the others' folders still read
     assert alone == lines
 
 
