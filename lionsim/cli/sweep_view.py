@@ -248,7 +248,9 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
     each run's best lr below (best_lr_table). `rounds`: the H the command read already (its plots
     read the same cells), and `records` the cells' run.json it read them from
     (lionsim.reports.cell_records); None: read here."""
-    from lionsim.reports.tables import ONE_RUN, diverged_at, diverged_note, speedup_cell
+    from lionsim.reports.tables import (ONE_RUN, WARMUP_MARK, diverged_at, diverged_note, speedup_cell,
+                                        warmup_note, warmup_only)
+    from lionsim.reports.warmup_only import warmup_steps
 
     if records is None:
         records = cell_records(summary, root)
@@ -260,10 +262,14 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
     metric = _metric_column(summary)
     compared = summary["run"].nunique() > 1  # one run alone: every row is its own baseline
     marks = {i: f"diverged at {at}" for i, row in summary.iterrows() if (at := diverged_at(row)) is not None}
+    warm = warmup_steps(records.values()) if compared else {}  # runs that trained as another method
+    idle = {i: WARMUP_MARK for i, row in summary.iterrows() if i not in marks and warmup_only(row, warm)}
+    marks |= idle  # marked under the name as a diverged run is
     caption = (f"{cells_times(summary, root, records)}. loss: final (trailing mean); {metric}: last eval; step ms: mean per step; "
                + ("speedup: step time against the group's baseline (same workload, N, network, seed"
                   + (", lr)" if lrs else ")") if compared else ONE_RUN)
-               + (f". {diverged_note(compared)}" if marks else "")
+               + (f". {diverged_note(compared)}" if len(marks) > len(idle) else "")
+               + (f". {warmup_note('speedup')}" if idle else "")
                + "".join(f"\n{note}" for note in cells_option_notes(records)))  # bench's, once a run
     table = Table(title=sweep_title(summary, _asked_steps(root)), caption=caption,
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
@@ -282,7 +288,7 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
         table.add_row(*cells, run, str(row["workers"]), str(row["network"]), str(row["seed"]),
                       *([_lr(row["lr"])] if lrs else []),
                       _number(row["final_loss"], ".3f"), metric_value(row["final_eval_acc"], _metric_of(row)),
-                      _ms(row["step_s"]), *([speedup_cell(row)] if compared else []))
+                      _ms(row["step_s"]), *([speedup_cell(row, warm)] if compared else []))
     more = [t for t in (seed_table(summary, rounds), best_lr_table(summary, rounds)) if t is not None]
     return Group(fit(table), *(part for t in more for part in ("", t))) if more else fit(table)
 

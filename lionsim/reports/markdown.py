@@ -33,8 +33,9 @@ from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir, check
 from lionsim.reports.proxy_note import proxy_note
 from lionsim.reports.files import META_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
-from lionsim.reports.tables import BENCH_ONE_RUN, ONE_RUN, diverged_at, diverged_note, speedup_cell
-from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
+from lionsim.reports.tables import (BENCH_ONE_RUN, ONE_RUN, WARMUP_MARK, diverged_at, diverged_note, speedup_cell,
+                                    to_target_cell, warmup_note, warmup_only)
+from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above
 from lionsim.reports.paper import (PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, PAPER_WHERE, comparability, ordering_breaks,
                                    ordering_holds, paper_setup)
 from lionsim.reports.titles import named_network, profile_text
@@ -167,7 +168,8 @@ def _cells_timing(records: dict[str, dict | None], grid: dict) -> str:
     return "\n".join(lines) if lines else "Not recorded."
 
 
-def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | None = None) -> str:
+def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | None = None,
+                  warm: dict[str, int] | None = None) -> str:
     metric, scale, digits = _metric(summary)
     exposed = "comm_exposed_s" in summary.columns and summary["comm_exposed_s"].notna().any()
     compared = len(summary) > 1  # one run alone is its own baseline: no speedup columns, as bench's table
@@ -180,10 +182,11 @@ def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | No
             label += " (baseline)"
         diverged = diverged_at(r)
         loss = _loss(r.final_loss) if diverged is None else f"diverged at step {diverged}"
+        label += f" ({WARMUP_MARK})" if compared and diverged is None and warmup_only(r, warm or {}) else ""
         rows.append([label, loss, spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
                      ms(r.comm_s), *([ms(r.comm_exposed_s)] if exposed else []),
                      f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}",
-                     *([speedup_cell(r), to_target_text(r)] if compared else [])])
+                     *([speedup_cell(r, warm or {}), to_target_cell(r, warm or {})] if compared else [])])
     baseline = summary["baseline"].iloc[0] if "baseline" in summary else "the first run"
     notes = [f"step, comm: {clock} ms per step, mean over the run's steps (How each time was obtained says how, part "
              "by part).",
@@ -199,6 +202,8 @@ def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | No
         notes.append(BENCH_ONE_RUN[0].upper() + BENCH_ONE_RUN[1:] + ".")
     if any(diverged_at(r) is not None for r in summary.itertuples(index=False)):
         notes.append(diverged_note(compared).replace("diverged at N", "diverged at step N", 1))
+    if compared and any(warmup_only(r, warm or {}) for r in summary.itertuples(index=False)):
+        notes.append(warmup_note("speedup and to target"))
     return md_table(headers, rows) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
 
@@ -375,7 +380,7 @@ def _run_report(directory: Path) -> str:
         f"{plural(int(summary['steps'].max()), 'step')}{' each' if len(summary) > 1 else ''}.",
         "## Configuration\n\n" + config,
         "## How each time was obtained\n\n" + _timing(meta),
-        "## Summary\n\n" + _summary_rows(summary, clock, rounds),
+        "## Summary\n\n" + _summary_rows(summary, clock, rounds, warmup_steps([meta])),
         "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock, meta, measured, rounds, directory),
     ]
     accuracy = _accuracy_by_workers(summary, cfg, rounds) if summary["workers"].nunique() > 1 else None
@@ -414,12 +419,14 @@ def _sweep_report(directory: Path) -> str:
     metric, scale, digits = _metric(summary)
     lrs = "lr" in summary.columns
     compared = summary["run"].nunique() > 1  # one run alone: each cell its own baseline, no speedup
+    warm = warmup_steps(records.values())  # runs that trained as another method: no speedup
     for key, group in summary.groupby([*GROUP, "run", *(["lr"] if lrs else [])], sort=False):
         own = _metric(group)  # where workloads of several metrics mix, each group its own
-        agg.append([label_name(key[3], rounds), str(key[1]), key[2], *([lr_text(key[4])] if lrs else []), str(group["seed"].nunique()),
+        idle = compared and warmup_only(group.iloc[0], warm)
+        agg.append([label_name(key[3], rounds) + (f" ({WARMUP_MARK})" if idle else ""), str(key[1]), key[2], *([lr_text(key[4])] if lrs else []), str(group["seed"].nunique()),
                     _seeds_loss(group),
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
-                    *([_speedup(group)] if compared else [])])
+                    *([_speedup(group, warm)] if compared else [])])
     diverged = "diverged_at_step" in summary.columns and summary["diverged_at_step"].notna().any()
     cells, finished = meta.get("cells"), len(summary)  # the grid's cells (sweep.json), those with a row
     parts = [
@@ -437,7 +444,9 @@ def _sweep_report(directory: Path) -> str:
         + (f" diverged in K of M seeds: K cells diverged ({DIVERGED_RULE}; marked diverged_at_step in "
            "sweep_summary.csv); the final loss and the speedup are the other seeds' (\"-\" where every seed "
            "diverged: a run that diverged is no faster), and a diverged cell's step is over the steps before."
-           if diverged else ""),
+           if diverged else "")
+        + (f" {warmup_note('speedup')[0].upper()}{warmup_note('speedup')[1:]}"
+           if compared and any(warmup_only(r, warm) for r in summary.itertuples(index=False)) else ""),
     ]
     compared, at_best = summary, ""
     if has_lr_axis(summary):  # the runs compared each at its best lr (lionsim.reports.best_lr)
@@ -455,9 +464,11 @@ def _sweep_report(directory: Path) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _speedup(group: pd.DataFrame) -> str:
+def _speedup(group: pd.DataFrame, warm: dict[str, int]) -> str:
     """One run's speedup over seeds, its diverged cells left out ("-" where all diverged), as bench
-    shows a diverged run's."""
+    shows a diverged run's; "-" for a run that never left its warm-up (`warm`: warmup_note)."""
+    if warmup_only(group.iloc[0], warm):
+        return "-"
     if "diverged_at_step" in group.columns:
         group = group[group["diverged_at_step"].isna()]
     return spread(group["speedup"], digits=2) if len(group) else "-"

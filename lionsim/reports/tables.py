@@ -22,6 +22,7 @@ from lionsim.reports.proxy_note import proxy_note
 from lionsim.reports.run_steps import steps_text
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
+from lionsim.reports.warmup_only import warmup_steps
 from lionsim.reports.widths import RunName, fit, fold_run, run_width
 from lionsim.whole_nodes import one_node_line
 
@@ -117,10 +118,35 @@ def diverged_at(row) -> int | None:
     return None if _isnan(at) else int(at)
 
 
-def speedup_cell(row) -> str:
+WARMUP_MARK = "warm-up only"
+"""The mark under a run whose every step fell inside its strategy's warm-up (run.json's
+runs[].warmup_until: lionsim.reports.warmup_only)."""
+def warmup_note(shows: str = "speedup and to tgt") -> str:
+    """What the WARMUP_MARK means, said where a table shows one (`shows`: its columns left "-")."""
+    return ("warm-up only: every step fell inside the run's warm-up (a DiLoCo before its first sync, a PowerSGD "
+            f"in its fp32 start), so it trained as another method: \"-\" for its {shows} (summary.csv keeps "
+            "the figures).")
+
+
+def warmup_only(row, warm) -> bool:
+    """Whether a summary row's run never left its warm-up (`warm`: labels, warmup_steps' keys); a row
+    of a sweep's table names its run in one column (`run`)."""
+    if not warm:
+        return False
+    strategy = getattr(row, "strategy", None)
+    return (run_label(strategy, row.transport) if strategy is not None else getattr(row, "run", None)) in warm
+
+
+def speedup_cell(row, warm=()) -> str:
     """A summary row's speedup as the tables show it: "-" where the run diverged, for its step time
-    over the steps before it failed would read as a win (DIVERGED_NOTE)."""
-    return "-" if diverged_at(row) is not None else speedup_text(row.speedup)
+    over the steps before it failed would read as a win (DIVERGED_NOTE), and where it never left its
+    warm-up (`warm`: warmup_note), for its steps were another method's."""
+    return "-" if diverged_at(row) is not None or warmup_only(row, warm) else speedup_text(row.speedup)
+
+
+def to_target_cell(row, warm=()) -> str:
+    """A summary row's to-target cell (to_target_text), "-" where it never left its warm-up."""
+    return "-" if warmup_only(row, warm) else to_target_text(row)
 
 
 BENCH_ONE_RUN = "no speedup columns: one run, nothing to compare it with (give more -s to compare)"
@@ -233,6 +259,8 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     for and, on gloo/nccl, the link measured on, and each local-step run's H (`diloco H=5`)."""
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
     rounds = recorded_rounds((meta or {}).get("runs"))
+    warm = warmup_steps([meta])  # runs that trained as another method: marked, no speedup
+    idle = any(warmup_only(r, warm) for r in summary.itertuples(index=False))
     # Show the workload's metric (accuracy, or its own by name) where it measures one, else eval loss.
     use_acc = summary["final_eval_acc"].notna().any()
     metric, higher = eval_metric(summary)
@@ -254,6 +282,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "
                "better." if own else "")
             + (f" {diverged_note(compared)}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
+            + (f" {warmup_note()}" if idle and compared else "")
             + "".join(f" {note}" for note in slower_notes(summary, rounds))
             + (f" {note}" if (note := one_node_note(summary, meta)) else "")
         ),
@@ -268,6 +297,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
 
     width = run_width([(strategy(r, True), r.transport) for r in summary.itertuples(index=False)], RUN_WIDTH)
     marks = [f"diverged at {diverged_at(r)}" for r in summary.itertuples() if diverged_at(r) is not None]
+    marks += [WARMUP_MARK] if idle and compared else []
     width = max([width, *map(len, marks)])
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     evaluated_header = (metric.replace(" ", "\n") if own else "acc") if use_acc else "eval"
@@ -284,6 +314,8 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         run = str(fold_run(strategy(row, compared and label == baseline), row.transport))
         if diverged_at(row) is not None:
             run += f"\ndiverged at {diverged_at(row)}"
+        elif compared and warmup_only(row, warm):
+            run += f"\n{WARMUP_MARK}"
         table.add_row(
             RunName(run),
             _num(row.final_loss, ".3f"),
@@ -295,7 +327,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _ms(row.step_s),
             step_bytes(row.wire_bytes),
             f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
-            *((speedup_cell(row), to_target_text(row)) if compared else ()),
+            *((speedup_cell(row, warm), to_target_cell(row, warm)) if compared else ()),
         )
     return fit(table)
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
-from tests.helpers.cli import exit_code
+from tests.helpers.cli import exit_code, run_cli
 
 COMMON = ["-w", "mlp", "--model-size", "tiny", "-n", "2", "-b", "8", "--steps", "12", "--eval-every", "12",
           "-s", "adamw", "-s", "diloco", "--local-steps", "50", "--target-loss", "2.5"]
@@ -28,3 +29,25 @@ def test_a_run_that_never_left_its_warm_up_is_not_first_to_target(tmp_path, comm
     assert "**adamw@fp32-allreduce**" in row and "warm-up only" in row
     assert ("warm-up only, not ranked: its steps end before its first step past the warm-up, 50 "
             "(it trained as another method).") in " ".join(section.split())
+
+
+@pytest.mark.parametrize("command", ["bench", "sweep"])
+def test_a_run_that_never_left_its_warm_up_shows_no_speedup(tmp_path, capsys, command):
+    """Its table (and report.md's summary) marks it "warm-up only" with "-" for its speedup, as a
+    diverged run's: its step time was another method's (DiLoCo before its first sync sends nothing,
+    which read as a 2.4x win). summary.csv keeps the figure."""
+    out = tmp_path / command
+    code, said, _ = run_cli([command, *COMMON, "--out", str(out)], capsys)
+    assert code == 0
+    idle = next(i for i, line in enumerate(said.splitlines()) if line.lstrip().startswith("diloco H=50"))
+    lines = said.splitlines()
+    assert lines[idle].rstrip().endswith("-") and "warm-up only" in lines[idle + 2]
+    adamw = next(line for line in lines if line.lstrip().startswith("adamw"))
+    assert "1.00x" in adamw  # the baseline keeps its figure
+    assert '"-" for its speedup' in " ".join(said.split())
+    summary = pd.read_csv(next(out.glob("*summary.csv")))
+    assert (summary.loc[summary["strategy"] == "diloco", "speedup"] > 1).all()  # the CSV keeps the figure
+    assert exit_code(["report", str(out)]) == 0
+    table = (out / "report.md").read_text().split("## Summary", 1)[1].split("\n## ", 1)[0]
+    row = next(line for line in table.splitlines() if line.startswith("| diloco"))
+    assert "(warm-up only)" in row and row.rstrip(" |").endswith("-")
