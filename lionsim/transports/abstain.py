@@ -46,18 +46,27 @@ def voted_plane(values: Tensor) -> Tensor:
 def abstention_note(label: str, transport: Transport, specs: list[PayloadSpec | None], params: int, workers: int,
                     workers_per_node: int = 1) -> str:
     """bench's line under its table for run `label`, whose steps were priced by `specs` (None: a
-    step that sent nothing), where a payload that is no vote held a 0 on some steps: the transport
-    carried those as abstentions, a bitmap more up that the bits column averages in and nothing
-    else names ("" where no step did; votes abstain by design, as docs/writing-a-strategy.md says)."""
+    step that sent nothing), where a payload held a 0 on some steps: the transport carried those as
+    abstentions, a bitmap (or plane) more up that the bits column averages in and nothing else names
+    ("" where no step did, or where the wire carries a 0 for nothing: int8's container). A vote
+    abstains by design (docs/decisions.md): a parameter no batch of a worker's has touched, such as
+    the embedding row of a token it has not seen, so its line says where its zeros come from;
+    another payload's 0 is its encode's sign(0), so its line says how to avoid the bitmap."""
     sent = [spec for spec in specs if spec is not None]
     hit = [spec for spec in sent if spec.abstain]
-    if not hit or hit[0].kind == "votes" or workers < 2:
+    if not hit or workers < 2:
         return ""
     spec = hit[0]
     more = bits_on(transport, spec, workers, workers_per_node)[0] - bits_on(
         transport, replace(spec, abstain=False), workers, workers_per_node)[0]
     more *= spec.numel / params  # per parameter of the model, as the bits column counts
+    if more <= 0:
+        return ""
     bits = f"+{more:.3g} bit{'' if f'{more:.3g}' == '1' else 's'}"
+    if spec.kind == "votes":
+        return (f"{label}: on {len(hit)} of {len(sent)} steps some worker abstained (a 0 vote: a parameter its "
+                f"batches had not touched yet, such as an unseen token's embedding row), which {transport.name} "
+                f"carries by marking who voted: {bits} up per parameter on those steps (docs/decisions.md)")
     advice = "; map sign(0) to +1 in encode where a 0 means nothing" if spec.kind == "scaled-signs" else ""
     return (f"{label}: {len(hit)} of {len(sent)} steps sent a 0 among the {spec.kind} values, which "
             f"{transport.name} carries as an abstention (a bitmap of who sent a nonzero: {bits} up per parameter "

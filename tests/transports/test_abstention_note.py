@@ -1,5 +1,5 @@
-"""bench's line under its table for a run whose payload is no vote but held zeros on some steps
-(sign(0) = 0 in a scaled-signs payload): how many steps, and the abstention bitmap's bits they
+"""bench's line under its table for a run whose payload held zeros on some steps (sign(0) = 0 in a
+scaled-signs payload; a vote's abstention): how many steps, and the abstention bitmap's bits they
 cost, which the bits column averages in (lionsim.transports.abstain.abstention_note)."""
 
 from __future__ import annotations
@@ -65,7 +65,12 @@ def test_the_line_counts_the_steps_and_the_bitmaps_bits():
     assert abstention_note("s@allgather-1bit", allgather, [plain, plain], 1000, 4) == ""
     assert abstention_note("s@allgather-1bit", allgather, [zeros], 1000, 1) == ""  # a lone worker sends nothing
     votes = PayloadSpec(kind="votes", numel=1000, rule=MajorityVote(), abstain=True)
-    assert abstention_note("v@a2a-1bit", TRANSPORTS.get("a2a-1bit")(), [votes], 1000, 4) == ""  # votes abstain
+    plain_votes = replace(votes, abstain=False)
+    # a vote's 0 is no bug in encode: the line says where it comes from (a 1-bit-sign user saw 2/2 bits unexplained)
+    assert abstention_note("v@a2a-1bit", TRANSPORTS.get("a2a-1bit")(), [votes, plain_votes], 1000, 4) == (
+        "v@a2a-1bit: on 1 of 2 steps some worker abstained (a 0 vote: a parameter its batches had not touched yet, "
+        "such as an unseen token's embedding row), which a2a-1bit carries by marking who voted: +1 bit up per "
+        "parameter on those steps (docs/decisions.md)")
 
 
 def test_bench_prints_it_under_the_table_and_records_it(tmp_path, capsys, forget_plugins):
