@@ -10,8 +10,11 @@ attention never stores them). With s b the tokens a worker:
 
     activations >= ACTIVATION_BYTES x tokens x d_model x layers
 
-for a GPT or ViT preset, before the embeddings, the logits and any float32 copy. A worker of G
-devices (--replica-gpus) is taken to split them evenly. The price stands for a batch split into
+for a GPT or ViT preset, before the embeddings, the logits and any float32 copy. They are held
+beside the weights, gradients and optimizer state (lionsim.estimate.memory), so the note compares
+their sum with the device's memory, taking the leanest run's state that fits (a run whose state
+alone does not fit has its own note). A worker of G devices (--replica-gpus) is taken to split
+both evenly. The price stands for a batch split into
 micro-batches by gradient accumulation (the same FLOPs and exchange a step), so it is a note, not a
 refusal; full checkpointing keeps only each layer's input (2 s b h bytes) but recomputes the
 forward, which estimate does not price.
@@ -31,19 +34,25 @@ def activation_bytes(tokens: int, d_model: int, layers: int) -> int:
     return ACTIVATION_BYTES * tokens * d_model * layers
 
 
-def activation_note(r) -> str:
-    """One sentence where `r`'s (a Resolved estimate's) activations are above its device's memory by
-    the lower bound; "" where they may fit, or the model is no transformer preset (--params, a ResNet,
-    a module of one's own)."""
+def activation_note(r, states: tuple[str, int] | None = None) -> str:
+    """One sentence where `r`'s (a Resolved estimate's) activations, by the lower bound, beside the
+    least weights, gradients and optimizer state of its runs that fit (`states`: (run, bytes a
+    worker), lionsim.estimate.memory; None where none fits: the memory note says so), are above its
+    device's memory; "" where they may fit, or the model is no transformer preset (--params, a
+    ResNet, a module of one's own)."""
     from lionsim.compute.models import MODELS, DecoderShape, ViTShape
 
     shape = MODELS.get(r.model) if r.model in MODELS else None
     if not isinstance(shape, (DecoderShape, ViTShape)):
         return ""
     per_gpu = activation_bytes(r.tokens_per_worker, shape.d_model, shape.n_layer) / r.replica_gpus
-    if per_gpu <= r.device.memory_bytes:
+    held = 0 if states is None else states[1] / r.replica_gpus  # a worker of G devices splits both
+    memory = r.device.memory_bytes
+    if per_gpu + held <= memory:
         return ""
+    beside = (f", which beside the {binary_bytes_text(held)} a GPU of weights, gradients and optimizer state "
+              f"of the leanest run ({states[0]}) is" if per_gpu <= memory and states is not None else "")
     return (f"activations are not counted: as one micro-batch, {r.tokens_per_worker:,} tokens a worker need at least "
             f"{binary_bytes_text(per_gpu)} a GPU ({ACTIVATION_BYTES} bytes a token per layer and unit of width, "
-            f"16-bit: Korthikanti et al. 2022), above the {r.device.name}'s {binary_bytes_text(r.device.memory_bytes)}; "
+            f"16-bit: Korthikanti et al. 2022){beside or ','} above the {r.device.name}'s {binary_bytes_text(memory)}; "
             "gradient accumulation over smaller ones has the FLOPs and the exchange priced here.")

@@ -104,8 +104,12 @@ def estimate(cfg: EstimateConfig, r: Resolved | None = None) -> pd.DataFrame:
         notes.append(layout)  # a node of several workers that are each several devices
     if launches := launch_bound_note(r):
         notes.append(launches)  # compute is the kernels' launch floor, not the FLOPs the caption names
-    if activations := activation_note(r):
-        notes.append(activations)  # the batch's activations alone outgrow the device: priced all the same
+    fitting = out[out["memory_fits"]] if "memory_fits" in out.columns else out.iloc[:0]
+    leanest = fitting.loc[fitting["memory_bytes"].idxmin()] if len(fitting) else None
+    states = None if leanest is None else (f"{leanest['strategy']}@{leanest['transport']}",
+                                           int(leanest["memory_bytes"]))
+    if activations := activation_note(r, states):
+        notes.append(activations)  # the batch's activations with the state outgrow the device: priced all the same
     if sample := default_sample_note(cfg.tokens_per_worker is not None, cfg.model, r.flops_per_unit is not None):
         notes.append(sample)  # one image a worker: the speedups are an upper end
     out.attrs["tokens_line"] = tokens_default_line(cfg.tokens_per_worker is not None,

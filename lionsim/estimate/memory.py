@@ -10,7 +10,8 @@ optimizer's state), read from the strategy the probe built. Every value is float
 strategies hold them and its kernel model prices them (lionsim.optim.steps: 4 bytes a value): a
 bf16 or fp8 all-reduce casts a bucket for the wire, it keeps no bf16 copy of the gradients.
 Activations are not counted (they depend on the batch, the sequence and checkpointing; a batch
-that plainly outgrows the device gets a caption line: lionsim.estimate.activation_note), so a run
+whose lower bound, beside this state, outgrows the device gets a caption line:
+lionsim.estimate.activation_note), so a run
 that fits here may still not; one that does not fit here cannot run unsharded, whatever its
 batch. A worker of several devices (--replica-gpus G) holds G devices' memory. Device memory is
 binary (a datasheet's "80 GB" is 80 GiB; lionsim.compute.devices.GIB), so the note prints both
