@@ -165,12 +165,26 @@ def bench(
     check_iface(iface, launched)  # as comm: lionsim's own ranks cross no interface between hosts
     if not option_given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
         bench_plan = bench_plan.with_default_network()
+    if not option_given(ctx, "compute") and (note := profile_device_note(bench_plan)):
+        err_console.print(note, markup=False, highlight=False)  # before training: the caption names the device
     from lionsim.reports.out_lock import holding
 
     # one writer per --out, from its checks to its publishing: the process that publishes (torchrun's rank 0)
     with holding(out, take=launched is None or launched.rank == 0):
         _bench_into(out, bench_plan, launched, cfg.measures, format, resume=resume, overwrite=overwrite,
                     overwrite_sweep=overwrite_sweep, flag=flag)
+
+
+def profile_device_note(bench_plan: BenchPlan) -> str | None:
+    """The line for a bench on sim whose network's profile states a device other than the one its
+    compute is modelled on (bench's default, --compute not given): estimate takes the profile's,
+    bench keeps its own so that a sweep over networks compares the networks alone (docs/clusters.md,
+    Devices), which a user describing a cluster once does not expect. None where they agree."""
+    stated, modelled = bench_plan.network.network.device, bench_plan.compute.device
+    if bench_plan.backend.name != "sim" or not stated or modelled is None or stated == modelled.name:
+        return None
+    return (f"lionsim: compute is modelled on {modelled.name}, bench's default: the network's profile states "
+            f"{stated}, which estimate takes and bench does not; --compute {stated} models it here")
 
 
 def _bench_into(out: Path, bench_plan: BenchPlan, launched, measures: bool, fmt: str, *, resume: bool,
