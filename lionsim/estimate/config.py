@@ -12,7 +12,7 @@ from lionsim.compute.devices import get_device
 from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER
 from lionsim.errors import LionsimError
-from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
+from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads, hidden_in_help
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
@@ -261,6 +261,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     runs = parse_runs(default_strategies(measured) if given is None else given, cfg.transport, source)
     if measured is not None:  # before anything is priced: a table of dashes answers nothing
         check_trained(measured, [(r.strategy, r.transport) for r in runs])
+    check_never_read(cfg.options)  # first: "no run is one of them" would send the user to add one
     check_given(cfg.options, [r.strategy for r in runs])
     whole_run = cfg.steps is not None or cfg.tokens is not None or cfg.from_run is not None
     check_priced(cfg.options, [r.strategy for r in runs], whole_run)
@@ -328,6 +329,20 @@ def from_run_line(measured: Measured) -> str:
     runs = default_strategies(measured)
     return (f"no -s given: pricing the {len(runs)} runs {measured.path} trained, its baseline {measured.baseline} "
             f"first: {', '.join(runs)}")
+
+
+def check_never_read(given: dict) -> None:
+    """A strategy flag whose every option only the training arithmetic reads (estimate's --help hides
+    it: defaults.hidden_in_help) is refused as check_priced refuses it, whatever the runs: were it
+    checked against the runs first, "applies to diloco ... and no run is one of them" would send the
+    user to add a run that then refuses it."""
+    by_key = flags()
+    for key, value in given.items():
+        if value is None or "." in key or key not in by_key:
+            continue  # --opt NAME.FIELD names its strategy: check_given and check_priced say it
+        specs = by_key[key]
+        if hidden_in_help([s.rule for s in specs]):
+            raise LionsimError(f"{specs[0].flag} {specs[0].rule.why}: estimate does not read it; bench does")
 
 
 def check_priced(given: dict, run_strategies: list[str], whole_run: bool) -> None:

@@ -144,3 +144,15 @@ def test_help_lists_exactly_the_strategy_flags_estimate_may_read(capsys):
         assert code == 2 and out == "", spec.flag
         assert f"{spec.flag} {spec.rule.why}: estimate does not read it; bench does" in " ".join(err.split())
         assert len(err.strip().splitlines()) == 1
+
+
+def test_a_flag_estimate_never_reads_is_refused_as_such_whatever_the_runs(capsys):
+    """--outer-lr beside a run that has none said "applies to localsgd, diloco, ... and no run is one of
+    them"; with diloco added it then said estimate does not read it. Now the second, at once."""
+    line = "--outer-lr changes training, not a step's time or bytes: estimate does not read it; bench does"
+    for strategy in ("dlion-mavo", "diloco"):
+        code, _, err = run_cli(["estimate", *SMALL, "-s", strategy, "--outer-lr", "0.7"], capsys)
+        assert code == 2 and line in " ".join(err.split())
+    # a flag estimate reads for some strategies still names them where no run is one
+    code, _, err = run_cli(["estimate", *SMALL, "-s", "dlion-mavo", "--local-steps", "5"], capsys)
+    assert code == 2 and "applies to localsgd, diloco" in " ".join(err.split())
