@@ -341,6 +341,7 @@ def check_never_read(given: dict) -> None:
         if value is None or "." in key or key not in by_key:
             continue  # --opt NAME.FIELD names its strategy: check_given and check_priced say it
         specs = by_key[key]
+        specs[0].value(value)  # a bad value is refused in its one range first, as every command refuses it
         if hidden_in_help([s.rule for s in specs]):
             raise LionsimError(f"{specs[0].flag} {specs[0].rule.why}: estimate does not read it; bench does")
 

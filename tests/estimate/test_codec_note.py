@@ -17,23 +17,23 @@ def _frame(network: str, kernels: str = "table"):
                                    strategies=RUNS, kernels=kernels))
 
 
-def test_runs_whose_codec_is_a_fifth_of_the_step_are_named_with_their_share():
+def test_runs_whose_codec_is_15_percent_of_the_step_are_named_with_their_share():
     """allgather-1bit's decode gathers and unpacks 16 workers' votes: on NVLink nodes over NDR it is
     over half of dlion-mavo's step, which the caption said nothing of."""
     frame = _frame("dgx-h100")
     line = frame.attrs["codec_line"]
     share = (frame["encode_s"] + frame["decode_s"]) / frame["step_s"]
     runs = frame["strategy"] + "@" + frame["transport"]
-    expected = {run: s for run, s in zip(runs, share) if s >= 0.2}
+    expected = {run: s for run, s in zip(runs, share) if s >= 0.15}
     assert "dlion-mavo@allgather-1bit" in expected and "adamw@bf16-allreduce" not in expected
     named = dict(re.findall(r"(\S+@\S+) (\d+)% \((?:en|de)code [\d.]+ ms\)", line))
     assert {run: int(p) for run, p in named.items()} == {run: round(100 * s) for run, s in expected.items()}
     assert "docs/time-model-kernels.md" in line and "--kernels ideal prices the best possible kernel" in line
 
 
-def test_no_line_where_no_codec_is_a_fifth_of_a_step_or_the_ideal_kernel_priced_it():
-    slow = _frame("25gbe")  # 25 GbE: comm dwarfs every codec
-    assert ((slow["encode_s"] + slow["decode_s"]) / slow["step_s"]).max() < 0.2
+def test_no_line_where_no_codec_is_15_percent_of_a_step_or_the_ideal_kernel_priced_it():
+    slow = _frame("10gbe")  # 10 GbE: comm dwarfs every codec
+    assert ((slow["encode_s"] + slow["decode_s"]) / slow["step_s"]).max() < 0.15
     assert slow.attrs["codec_line"] == ""
     assert _frame("dgx-h100", "ideal").attrs["codec_line"] == ""
 
