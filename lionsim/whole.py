@@ -90,12 +90,23 @@ def _read(text: str | int, powers: dict[str, int], forms: str) -> int:
         else:  # exact: a context as precise as the digits typed, the exponent shifted
             value = value.scaleb(power, context=Context(prec=max(1, len(value.as_tuple().digits)),
                                                         Emax=MAX_EMAX, Emin=MIN_EMIN))
+    if value is None and powers and shown[-1:].isalpha() and _number(shown[:-1]):  # 1.3G: a suffix it lacks
+        raise NotWhole(f"takes {forms}; got {text!r}",
+                       f"{shown[-1]} is no suffix it takes ({', '.join(k.upper() for k in powers)})")
     if value is None or not value.is_finite() or value != value.to_integral_value():
         raise NotWhole(f"takes {forms}; got {text!r}", "not a whole number")
     if value.adjusted() >= MAX_DIGITS:  # 1e999999999 would build a number of a billion digits
         raise NotWhole(f"takes {forms} of fewer than {MAX_DIGITS} digits; got {text!r}",
                        f"{MAX_DIGITS} digits or more")
     return Whole(int(value), shown)
+
+
+def _number(text: str) -> bool:
+    """Whether `text` reads as a finite decimal."""
+    try:
+        return Decimal(text.strip()).is_finite()
+    except InvalidOperation:
+        return False
 
 
 class Text(str):

@@ -82,6 +82,11 @@ def _one_value(e, got: str) -> str:
     return sweep_one_value(option, command) if "," in got else ""
 
 
+INSTEAD = {("sweep", "--resume"): "a sweep resumes by itself: rerun the same command and its finished cells are "
+                                  "kept (docs/outputs.md)"}
+"""Options users bring from another command that this one has no need of: what it does instead."""
+
+
 def no_such_option(e) -> str:
     """An unknown option: the command's options, and the nearest only if it is near (click
     offers whatever shares a letter: `regress --lr` got "--all, --help, --list"). Those its --help
@@ -90,6 +95,8 @@ def no_such_option(e) -> str:
     names = sorted({n for p in getattr(command, "params", []) if not getattr(p, "hidden", False)
                     for n in p.opts if n.startswith("--")})
     where = f" for `lionsim {e.ctx.info_name}`" if e.ctx is not None and e.ctx.info_name != "lionsim" else ""
+    if instead := INSTEAD.get((getattr(e.ctx, "info_name", None), e.option_name)):
+        return f"no such option {e.option_name}{where}: {instead}"
     accepted = f"; accepted: {', '.join(names)}" if names else ""
     # compared without the dashes, which every name shares (they made `--lr` look like `--all`)
     close = difflib.get_close_matches(e.option_name.lstrip("-").lower(), [n[2:].lower() for n in names], n=1, cutoff=0.6)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lionsim.cli.app import main
-from tests.helpers.cli import one_line_exit_2
+from tests.helpers.cli import one_line_exit_2, run_cli
 
 B = ["bench", "-w", "mlp", "--steps", "1", "-n", "2"]
 S = ["sweep", "--workload", "mlp", "--steps", "1", "--workers", "2"]
@@ -385,3 +385,11 @@ def test_bench_refuses_what_comm_and_estimate_refuse(extra, line, tmp_path, monk
     assert not (tmp_path / "o").exists()
     if "--network" in extra:  # the same line as estimate's
         one_line_exit_2([*E, "--network", "net.toml"], capsys, line)
+
+
+def test_sweep_resume_says_a_sweep_resumes_by_itself(capsys):
+    """bench's --resume, brought to sweep, got the 80 options sweep has; a sweep resumes when rerun."""
+    code, _, err = run_cli(["sweep", "-s", "adamw", "--resume"], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert ("no such option --resume for `lionsim sweep`: a sweep resumes by itself: rerun the same command and "
+            "its finished cells are kept") in " ".join(err.split())

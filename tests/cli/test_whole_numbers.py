@@ -35,7 +35,9 @@ def test_an_estimate_count_not_whole_is_refused_with_the_range_one_out_of_range_
     states the range: both now state the range (--params' words say the forms, 3e9 and 350M, too)."""
     below = one_line_exit_2([*E, option, "0"], capsys, f"error: bad {option} 0; accepted: a whole number ")
     words = below.split("; accepted: ", 1)[1]
-    one_line_exit_2([*E, option, "1X"], capsys, f"error: bad {option} 1X: not a whole number; accepted: {words}")
+    counts = option in ("--params", "--tokens-per-worker")  # counts take K, M, B, T: the reason names X
+    why = "X is no suffix it takes (K, M, B, T)" if counts else "not a whole number"
+    one_line_exit_2([*E, option, "1X"], capsys, f"error: bad {option} 1X: {why}; accepted: {words}")
     if option == "--params":
         assert words == ("a whole number from 1 to 1,000,000,000,000,000 (1,000x today's largest models; written "
                          "in full, like 3e9, or with K, M, B or T: 350M, 1.5B)\n")
@@ -63,6 +65,11 @@ def test_params_refuse_other_suffixes_and_counts_not_whole_naming_the_forms(text
     err = one_line_exit_2(["estimate", "--params", text, "--tokens-per-worker", "1024"], capsys,
                           f"error: bad --params {text}: ")
     assert err.strip().endswith("written in full, like 3e9, or with K, M, B or T: 350M, 1.5B)"), err
+    # the reason names the suffix where the rest is a number (1.5G, 3X): "not a whole number" misled
+    suffix = text[-1] if text in ("1.5G", "3X") else None
+    why = (f"{suffix} is no suffix it takes (K, M, B, T)" if suffix else
+           "100 digits or more" if text == "1e200M" else "not a whole number")
+    assert f"bad --params {text}: {why};" in err
 
 
 def test_estimate_takes_workers_and_tokens_per_worker_in_scientific_notation(capsys):
@@ -193,7 +200,7 @@ def test_tokens_take_the_suffixes_params_take(capsys):
     assert code == 0, err
     assert (code, out, err) == run_cli(["estimate", "--tokens", "26000000000", *rest], capsys)
     assert ",3173829," in out.splitlines()[1]
-    one_line_exit_2(["estimate", "--tokens", "26X", *rest], capsys, "error: bad --tokens 26X: not a whole number")
+    one_line_exit_2(["estimate", "--tokens", "26X", *rest], capsys, "error: bad --tokens 26X: X is no suffix it takes")
 
 
 def test_tokens_per_worker_take_the_suffixes_as_powers_of_ten(capsys):
