@@ -86,8 +86,9 @@ class Shown:
         what = (f"{shown} of the sweep's {self.points:,} points (spaced geometrically, with {', '.join(kept[:-1])}"
                 f"{' and ' if len(kept) > 1 else ''}{kept[-1]})" if sampled
                 else f"every one of the sweep's {self.points:,} points")
-        collapsed = (f"; a row of consecutive {WORD} points stands for those whose figures read the same (the "
-                     "link is priced at the cap at each)" if merged else "")
+        rows = "one more row" if len(merged) == 1 else f"{len(merged)} more rows"
+        collapsed = (f"; {rows} of consecutive {WORD} points, each standing for those whose figures read the same "
+                     "(the link is priced at the cap at each)" if merged else "")
         return f"Rows: {what}{collapsed}. sweep.csv has every point."
 
 

@@ -86,6 +86,13 @@ def test_a_dense_sweeps_report_shows_a_readable_subset_each_row_as_sweep_csv_has
     assert any(row[0].startswith(f"{capped[0]:.3g}") for row in rows)  # the cap's first point
     assert covered < len(values)  # a subset, and it says so, naming the CSV
     assert "sweep.csv has every point" in report.split("## Speedup")[0]
+    # the note counts what the table shows: the single points, then the merged rows (a user counted 30
+    # rows under "29 of the sweep's 200 points")
+    singles, merged = sum(" points)" not in r[0] for r in rows), sum(" points)" in r[0] for r in rows)
+    said = " ".join(report.split("## Speedup")[0].split())
+    assert f"Rows: {singles} of the sweep's {len(values):,} points" in said
+    assert ("; one more row of consecutive capped points" if merged == 1
+            else f"; {merged} more rows of consecutive capped points") in said
     for heading in ("Speedup against adamw@bf16-allreduce", "Bytes one node sends across nodes per step"):
         assert [row[0].split(" (")[0] for row in table(report, heading)] == [label.split(" (")[0] for label in labels]
 
