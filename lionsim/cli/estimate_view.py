@@ -306,6 +306,9 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         # between them first (fit's column), before a run name breaks after its '-'
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=name != "wins",
                          min_width=width if name == "run" else None, max_width=width if name == "run" else None)
+    # a run whose state alone outgrows its worker wins on paper only: said beside its verdict
+    unfit = ({f"{s}@{t}" for s, t, fits in zip(frame["strategy"], frame["transport"], frame["memory_fits"]) if not fits}
+             if "memory_fits" in frame.columns else set())
     for group in verdicts(named):
         row = group[0]
         if pd.isna(row.crossover):
@@ -319,6 +322,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
             wins = winning_count(row)
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g} {sweep.unit}"
+        wins += "; does not fit (see the note above)" if f"{row.strategy}@{row.transport}" in unfit else ""
         table.add_row(run_label(row), where, wins,
                       *([extreme_text(row.speedup_worst, row.worst_at, names),
                          extreme_text(row.speedup_best, row.best_at, names)] if lo != hi

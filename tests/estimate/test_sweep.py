@@ -503,3 +503,26 @@ def test_a_worker_crossover_lies_on_the_segment_the_line_crosses_nearest_the_win
     # its losing neighbour reads 1 or below: the priced speedup crosses 1 between the two
     assert row.loses_at == expected + (1 if wins == "below" else -1)
     assert row.speedup_at_crossover > 1 >= row.speedup_at_loses
+
+
+def test_a_run_that_does_not_fit_says_so_beside_its_verdict(capsys):
+    """DiLoCo at H=100 keeps a replica and its inner optimizer: on a 24 GiB RTX 4090 its state alone
+    (1.3B parameters) does not fit, which the crossover table's "wins everywhere" left unsaid."""
+    from tests.helpers.cli import run_cli
+
+    argv = ["estimate", "-m", "gpt2-1.3b", "--workers", "16", "--network", "h100x8-10gbe", "--device", "rtx4090",
+            "-s", "adamw@bf16-allreduce", "-s", "diloco@bf16-allreduce", "-s", "dlion-mavo@a2a-1bit",
+            "--local-steps", "100", "--sweep", "bandwidth=0.5:50:5", "--format", "csv"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    frame = estimate(EstimateConfig(model="gpt2-1.3b", workers=16, network="h100x8-10gbe", device="rtx4090",
+                                    strategies=["adamw@bf16-allreduce", "diloco@bf16-allreduce",
+                                                "dlion-mavo@a2a-1bit"], options={"local_steps": 100}))
+    fits = dict(zip(frame["strategy"], frame["memory_fits"]))
+    assert not fits["diloco"] and fits["dlion-mavo"]  # the reference: estimate.csv's own column
+    code, out, err = run_cli(argv[:-2], capsys)
+    crossovers = out.split("crossovers against", 1)[1]
+    lines = [" ".join(line.split()) for line in crossovers.splitlines()]
+    diloco = next(line for line in lines if line.startswith("diloco H=100"))
+    dlion = next(line for line in lines if line.startswith("dlion-mavo"))
+    assert "does not fit" in diloco and "does not fit" not in dlion
