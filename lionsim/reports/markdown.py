@@ -170,6 +170,9 @@ def _cells_timing(records: dict[str, dict | None], grid: dict) -> str:
 
 def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | None = None,
                   warm: dict[str, int] | None = None) -> str:
+    """report.md's summary table of a bench run; `warm`: its runs that never left their warm-up
+    (warmup_steps: marked, "-" for their speedup and to target)."""
+    warm = warm or {}
     metric, scale, digits = _metric(summary)
     exposed = "comm_exposed_s" in summary.columns and summary["comm_exposed_s"].notna().any()
     compared = len(summary) > 1  # one run alone is its own baseline: no speedup columns, as bench's table
@@ -182,11 +185,11 @@ def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | No
             label += " (baseline)"
         diverged = diverged_at(r)
         loss = _loss(r.final_loss) if diverged is None else f"diverged at step {diverged}"
-        label += f" ({WARMUP_MARK})" if compared and diverged is None and warmup_only(r, warm or {}) else ""
+        label += f" ({WARMUP_MARK})" if compared and diverged is None and warmup_only(r, warm) else ""
         rows.append([label, loss, spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
                      ms(r.comm_s), *([ms(r.comm_exposed_s)] if exposed else []),
                      f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}",
-                     *([speedup_cell(r, warm or {}), to_target_cell(r, warm or {})] if compared else [])])
+                     *([speedup_cell(r, warm), to_target_cell(r, warm)] if compared else [])])
     baseline = summary["baseline"].iloc[0] if "baseline" in summary else "the first run"
     notes = [f"step, comm: {clock} ms per step, mean over the run's steps (How each time was obtained says how, part "
              "by part).",
@@ -202,7 +205,7 @@ def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | No
         notes.append(BENCH_ONE_RUN[0].upper() + BENCH_ONE_RUN[1:] + ".")
     if any(diverged_at(r) is not None for r in summary.itertuples(index=False)):
         notes.append(diverged_note(compared).replace("diverged at N", "diverged at step N", 1))
-    if compared and any(warmup_only(r, warm or {}) for r in summary.itertuples(index=False)):
+    if compared and any(warmup_only(r, warm) for r in summary.itertuples(index=False)):
         notes.append(warmup_note("speedup and to target"))
     return md_table(headers, rows) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
