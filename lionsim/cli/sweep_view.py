@@ -269,7 +269,7 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
                + ("speedup: step time against the group's baseline (same workload, N, network, seed"
                   + (", lr)" if lrs else ")") if compared else ONE_RUN)
                + (f". {diverged_note(compared)}" if len(marks) > len(idle) else "")
-               + (f". {warmup_note('speedup')}" if idle else "")
+               + (f". {warmup_note('speedup', 'sweep_summary.csv')}" if idle else "")
                + "".join(f"\n{note}" for note in cells_option_notes(records)))  # bench's, once a run
     table = Table(title=sweep_title(summary, _asked_steps(root)), caption=caption,
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")

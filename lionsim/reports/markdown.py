@@ -448,7 +448,7 @@ def _sweep_report(directory: Path) -> str:
            "sweep_summary.csv); the final loss and the speedup are the other seeds' (\"-\" where every seed "
            "diverged: a run that diverged is no faster), and a diverged cell's step is over the steps before."
            if diverged else "")
-        + (f" {warmup_note('speedup')[0].upper()}{warmup_note('speedup')[1:]}"
+        + (" W" + warmup_note("speedup", "sweep_summary.csv")[1:]  # a sentence of the paragraph: capitalised
            if compared and any(warmup_only(r, warm) for r in summary.itertuples(index=False)) else ""),
     ]
     compared, at_best = summary, ""

@@ -121,10 +121,13 @@ def diverged_at(row) -> int | None:
 WARMUP_MARK = "warm-up only"
 """The mark under a run whose every step fell inside its strategy's warm-up (run.json's
 runs[].warmup_until: lionsim.reports.warmup_only)."""
-def warmup_note(shows: str = "speedup and to tgt") -> str:
-    """What the WARMUP_MARK means, said where a table shows one (`shows`: its columns left "-")."""
+
+
+def warmup_note(shows: str = "speedup and to tgt", kept: str = "summary.csv") -> str:
+    """What the WARMUP_MARK means, said where a table shows one (`shows`: its columns left "-";
+    `kept`: the CSV that keeps their figures)."""
     return ("warm-up only: every step fell inside the run's warm-up (a DiLoCo before its first sync, a PowerSGD "
-            f"in its fp32 start), so it trained as another method: \"-\" for its {shows} (summary.csv keeps "
+            f"in its fp32 start), so it trained as another method: \"-\" for its {shows} ({kept} keeps "
             "the figures).")
 
 
