@@ -225,7 +225,8 @@ STAND_IN_WORKERS = 3
 
 
 def check_specs(name: str, cls) -> None:
-    """Where its payload kind asks something of a spec (votes: the rule that combines them), build
+    """Where its payload kind asks something of a spec (votes: the rule that combines them; sparse:
+    its k, at its own size and at the size estimate prices: spec_scaled, or spec_for its shapes), build
     the strategy as `lionsim strategies` and `estimate` do, with its defaults (on STAND_IN, for
     STAND_IN_WORKERS workers), and hold what it says it sends to that: the payload every command
     prices and every transport reads, refused here rather than deep in a transport's plan."""
@@ -242,8 +243,10 @@ def check_specs(name: str, cls) -> None:
     numel = 10 * layout.numel  # a model ten times the stand-in, as estimate --params scales it
     try:
         strategy = cls(StrategyConfig(), layout, SimComm(STAND_IN_WORKERS))
-        specs = {"payload_spec()": strategy.payload_spec(),
-                 f"spec_scaled({numel}, {len(STAND_IN)})": strategy.spec_scaled(numel, len(STAND_IN))}
+        shapes = [shape for _, shape in STAND_IN]
+        specs = {"payload_spec()": strategy.payload_spec(),  # a shape-dependent one is priced by its shapes
+                 **({f"spec_for({shapes})": strategy.spec_for(shapes)} if strategy.shape_dependent else
+                    {f"spec_scaled({numel}, {len(STAND_IN)})": strategy.spec_scaled(numel, len(STAND_IN))})}
     except LionsimError:
         raise
     except Exception as e:  # noqa: BLE001 -- the plug-in's own code: one line, with its line

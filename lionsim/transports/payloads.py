@@ -160,6 +160,14 @@ def _votes_lack(spec: PayloadSpec) -> str:
             f"lionsim.aggregators' vote rules: {accepted_rules()}")
 
 
+def _sparse_lack(spec: PayloadSpec) -> str:
+    if isinstance(spec.k, int) and 1 <= spec.k <= spec.numel:
+        return ""
+    return (f"a sparse spec with k={spec.k!r} of numel={spec.numel:,}; accepted: PayloadSpec(kind='sparse', "
+            "numel=N, k=K), 1 <= K <= N, the pairs each worker sends (at another size than its own, the "
+            "strategy's spec_scaled says its K there: docs/writing-a-strategy.md)")
+
+
 def spec_problem(spec: PayloadSpec) -> str:
     """What `spec` lacks that its kind's transports read, in words ("" when nothing: a kind with no
     `lacks`, or one nobody registered, which the strategy's own checks refuse)."""
@@ -185,7 +193,8 @@ PAYLOAD_KINDS.add("scaled-signs", PayloadKind("signs with a float scale per tens
                                               values="integer"))
 PAYLOAD_KINDS.add("sparse", PayloadKind(
     "(index, value) pairs, averaged over all workers or over those that sent each index", _sparse_alone,
-    lambda spec: 12.0 * spec.k / spec.numel, 4.0, values="float"))  # int64 index + float32 value per pair
+    lambda spec: 12.0 * spec.k / spec.numel, 4.0, values="float",  # int64 index + float32 value per pair
+    lacks=_sparse_lack))
 PAYLOAD_KINDS.add("scaled-levels", PayloadKind("signed levels with a float scale per tensor, averaged", _scaled,
                                                _one_byte, values="integer"))
 PAYLOAD_KINDS.add("onebit", PayloadKind("signs with one float scale per worker, compressed-averaged", _as_float,

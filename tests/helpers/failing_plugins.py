@@ -55,6 +55,9 @@ class UnevenSparse(PlainSGD):
     def payload_spec(self):
         return PayloadSpec(kind="sparse", numel=self.layout.numel, k=4)
 
+    def spec_scaled(self, params, tensors):  # its k at any size (a sparse spec must say it: lionsim.plugins)
+        return PayloadSpec(kind="sparse", numel=params, k=4)
+
     def encode(self, grads, params, comm, clock):
         indices = torch.arange(3).expand(grads.shape[0], 3)  # three positions for four values
         return Payload(self.payload_spec(), grads[:, :4], indices=indices)
