@@ -162,11 +162,36 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     args = list(sys.argv[1:] if argv is None else argv)
     _INVOKED.append(args)
+    loaded = _loaded_plugins()
     try:
         with command_signals(hand_back=argv is not None), light(args):
             _run(args)
     finally:
         _INVOKED.pop()
+        if argv is not None:  # a call from Python ends as a shell's command does: its plug-ins with it
+            _forget_plugins(loaded)
+
+
+def _loaded_plugins() -> set:
+    """The plug-in files loaded so far in this process (none imported: lionsim.plugins is light)."""
+    from lionsim.plugins import LOADED
+
+    return set(LOADED)
+
+
+def _forget_plugins(before: set) -> None:
+    """Unload the plug-ins a `main(argv)` call loaded: the next call, as the next shell command,
+    knows only what it loads itself (a strategy a call's --plugin registered trained the next call's
+    `-s` without it, and wrote a run.json that named no plug-in to replay it with)."""
+    from lionsim.plugins import LOADED, unload_plugin
+
+    gone = [key for key in LOADED if key not in before]
+    for key in gone:
+        unload_plugin(key)
+    if gone:
+        from lionsim.cli.strategy_flags import refresh
+
+        refresh()
 
 
 def _run(argv: list[str]) -> None:

@@ -89,7 +89,24 @@ def forget():
     refresh()
 
 
-def test_a_plugin_given_wins_over_the_recorded_file_of_the_same_name_still_there(tmp_path, capsys, forget):
+@pytest.fixture
+def loaded(monkeypatch) -> set[str]:
+    """The plug-in files a command loaded (main unloads them as it ends: lionsim.cli.app)."""
+    import importlib
+
+    cli_app = importlib.import_module("lionsim.cli.app")  # the module (lionsim.cli.app is also the Typer app)
+    seen: set[str] = set()
+    real = cli_app._forget_plugins
+
+    def spy(before: set) -> None:
+        seen.update(key for key in LOADED if key not in before)
+        real(before)
+
+    monkeypatch.setattr(cli_app, "_forget_plugins", spy)
+    return seen
+
+
+def test_a_plugin_given_wins_over_the_recorded_file_of_the_same_name_still_there(tmp_path, capsys, forget, loaded):
     recorded, given = tmp_path / "a" / EXAMPLE.name, tmp_path / "b" / EXAMPLE.name
     for path in (recorded, given):
         path.parent.mkdir()
@@ -99,7 +116,7 @@ def test_a_plugin_given_wins_over_the_recorded_file_of_the_same_name_still_there
     code, out, err = run_cli([*ESTIMATE, "--from-run", where, "--plugin", given], capsys)
     assert code == 0, err
     assert "randomk-ef" in out
-    assert str(given.resolve()) in LOADED and str(recorded.resolve()) not in LOADED  # the copy given, once
+    assert str(given.resolve()) in loaded and str(recorded.resolve()) not in loaded  # the copy given, once
 
 
 def test_a_relative_recorded_plugin_is_taken_from_the_run_directory(tmp_path, capsys, monkeypatch, forget):
@@ -127,7 +144,7 @@ def test_a_bare_path_recorded_reads_as_a_list_of_one_as_config_run_json_reads_it
     assert got.loc["randomk-ef", "steps_to_target"] == REACHED["randomk-ef@sparse-allgather"]
 
 
-def test_a_plugin_given_wins_over_a_config_files_of_the_same_name(tmp_path, capsys, forget):
+def test_a_plugin_given_wins_over_a_config_files_of_the_same_name(tmp_path, capsys, forget, loaded):
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
         shutil.copy(EXAMPLE, tmp_path / folder / EXAMPLE.name)
@@ -137,4 +154,4 @@ def test_a_plugin_given_wins_over_a_config_files_of_the_same_name(tmp_path, caps
     code, out, err = run_cli([*ESTIMATE, "--config", tmp_path / "c.toml", "--plugin", given, "-s", "randomk-ef"],
                              capsys)
     assert code == 0, err
-    assert str(given.resolve()) in LOADED and str((tmp_path / "a" / EXAMPLE.name).resolve()) not in LOADED
+    assert str(given.resolve()) in loaded and str((tmp_path / "a" / EXAMPLE.name).resolve()) not in loaded

@@ -253,6 +253,7 @@ def test_a_plugin_may_bring_its_own_payload_kind(tmp_path, capsys):
         assert exit_code(["bench", "--plugin", str(path), "-w", "mlp", "-n", "2", "--steps", "2", "-b", "8",
                     "--eval-every", "2", "-s", "sgd-halves", "--out", str(out)]) == 0
         assert pd.read_csv(out / "steps.csv").loss.notna().all()
+        load_plugin(path)  # the command's plug-ins went with it (lionsim.cli.app.main): loaded here to build it
         layout = ParamLayout.of([("w", torch.zeros(2, 3))])
         alone = STRATEGIES.get("sgd-halves")(StrategyConfig(lr=0.5), layout, SimComm(1))
         params, grads = torch.ones(6), torch.full((1, 6), 0.25)
