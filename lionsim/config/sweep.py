@@ -19,6 +19,7 @@ from lionsim.frozen import frozen
 from lionsim.plugin_load import is_spec
 from lionsim.plan import MEASURED
 from lionsim.reports.summary import SummaryRule
+from lionsim.run_plugins import load_recorded
 from lionsim.strategies.core.given import options_for
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
 from lionsim.sweep.grid import Grid, each_once, lr_text
@@ -174,6 +175,8 @@ def merged_config(out: Path, parts: list[Path]) -> SweepConfig:
     union = merged_grid(out, root_record, part_records)
     first_where, first = records[0]
     bench = {k: v for k, v in first["bench"].items() if k not in GRID_FIELDS}
+    # the plug-ins it trained with, as --resume and --from-run load them: their options are bench's
+    load_recorded(first_where.parent, flag="sweep merge")
     try:
         options = BenchConfig.from_dict(bench)
     except TypeError as e:
