@@ -208,6 +208,10 @@ def check_strategy(name: str, cls) -> None:
     if unknown:
         raise LionsimError(f"strategy {name!r}: reads {', '.join(map(repr, unknown))}; accepted: a tuple of "
                            f"StrategyConfig fields: {', '.join(shared)}")
+    if "momentum_sync" in cls.reads and not cls.has_momentum_sync:  # reads alone would sync nothing
+        raise LionsimError(f"strategy {name!r}: reads 'momentum_sync', which a strategy takes by subclassing "
+                           "lionsim.strategies.core.momentum_sync.MomentumSyncing (its per-worker momentum in "
+                           "self.exp_avg [w, P]: the sync averages it and prices its all-reduce), not by reads")
     transport = TRANSPORTS.get(cls.default_transport)
     if cls.payload_kind not in transport.carries:
         raise LionsimError(f"strategy {name!r}: its default transport {cls.default_transport} carries "
