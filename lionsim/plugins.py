@@ -222,6 +222,18 @@ def check_strategy(name: str, cls) -> None:
     check_specs(name, cls)
 
 
+def plugin_digests(paths) -> dict[str, str]:
+    """Each plug-in file's SHA-256 (the first 16 hex digits), by its resolved path: a sweep records
+    them, so that a rerun after the file was edited does not take the cells the earlier code trained
+    for this code's (lionsim.sweep.plan.check_resume). A file that is not there is left out."""
+    digests = {}
+    for path in paths:
+        given = Path(path)
+        if given.is_file():
+            digests[str(given.resolve())] = hashlib.sha256(given.read_bytes()).hexdigest()[:16]
+    return digests
+
+
 STAND_IN = [("weight", (4, 3)), ("bias", (4,))]
 """The tensors check_specs builds a strategy on: two, small, as a model's layer."""
 STAND_IN_WORKERS = 3

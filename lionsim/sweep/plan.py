@@ -23,6 +23,7 @@ import lionsim
 from lionsim.errors import LionsimError
 from lionsim.frozen import thawed
 from lionsim.plan import BenchPlan
+from lionsim.plugins import plugin_digests
 from lionsim.reports.summary import SummaryRule
 from lionsim.sweep.cells import Cell, Unit, cell_id, grid_cells
 from lionsim.sweep.grid import Grid, check_grows, lr_tag, recorded_grid, start_over
@@ -85,6 +86,11 @@ class SweepPlan:
         """Where this process writes: the sweep root, or its shard's part under it."""
         return self.out if self.shard is None else self.shard.root(self.out)
 
+    @property
+    def plugins(self) -> list[str]:
+        """The plug-in files its bench options load (resolved paths)."""
+        return [p for p in (thawed(self.bench).get("plugins") or []) if isinstance(p, str)]
+
     def record(self, previous: dict | None) -> dict:
         """sweep.json: the grid, the bench options, argv, first start, versions, cell count."""
         from lionsim.training.record import git_commit
@@ -96,7 +102,8 @@ class SweepPlan:
                 "started": (previous or {}).get("started", now),
                 "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
                              "lionsim": lionsim.__version__, "git_commit": git_commit()},
-                "cells": len(self.cells)}  # the grid's (a shard trains its share of them)
+                "cells": len(self.cells),  # the grid's (a shard trains its share of them)
+                **({"plugin_sha256": plugin_digests(self.plugins)} if self.plugins else {})}
 
     def check_resume(self, previous: dict, where: Path) -> None:
         """Resuming is safe when every finished cell is one this command would compute: the
@@ -124,8 +131,27 @@ class SweepPlan:
                         if differ == ["target_loss"] and now.get("target_loss") is not None else "")
             raise LionsimError(f"{', '.join(map(_flag, differ))} {'differs' if len(differ) == 1 else 'differ'} from "
                                f"the sweep in {where} ({said}); {start_over(where)}{retarget}")
+        self._check_plugins(previous, where)
         grid = recorded_grid(previous)
         check_grows(grid, self.grid.axes(), str(where), held_values(grid, where.parent))
+
+    def _check_plugins(self, previous: dict, where: Path) -> None:
+        """A plug-in file edited since the sweep's cells trained (its recorded SHA-256 differs, the
+        file matched by path, else by name) is refused: those cells ran the earlier code, and a
+        rerun that took them for this code's would mix the two in one table without a word."""
+        then = previous.get("plugin_sha256")
+        if not isinstance(then, dict) or not self.plugins:
+            return
+        now = plugin_digests(self.plugins)
+        by_name = {Path(path).name: digest for path, digest in now.items()}
+        changed = [path for path, digest in then.items()
+                   if now.get(path, by_name.get(Path(str(path)).name, digest)) != digest]
+        if changed:
+            files = ", ".join(changed)
+            raise LionsimError(f"--plugin {files} changed since the sweep in {where} trained its cells (they ran "
+                               "the earlier file); use a new --out for this code, or put the earlier file back to "
+                               f"resume (lionsim sweep never clears a sweep root: delete {where.parent} to start "
+                               "it over)")
 
 
 def held_values(grid: dict, root: Path) -> dict[str, set]:
