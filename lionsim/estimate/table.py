@@ -94,7 +94,7 @@ from lionsim.estimate.run import KindCount, describe, step_kinds
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS, speedup_band
 from lionsim.steptime.rounds import local_times, sync_distribution
 from lionsim.steptime.stragglers import expected_times, max_distribution
-from lionsim.strategies.core.unacted import unacted_note
+from lionsim.strategies.core.unacted import short_warmup_note, unacted_note
 from lionsim.strategies.local_steps import LocalSteps
 from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
 from lionsim.steptime.work import Kernels, device_work
@@ -383,8 +383,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             ROUND_STEPS: rounds(p.strategy),
             SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
             BUILT: built_line(p.strategy, r.shapes),
-            UNACTED: (unacted_note(p.strategy, steps, "--steps" if r.run_tokens is None else "--tokens")
-                      if steps and p.strategy is not None else ""),
+            UNACTED: ((unacted_note(p.strategy, steps, "--steps" if r.run_tokens is None else "--tokens")
+                       or short_warmup_note(p.strategy, steps)) if steps and p.strategy is not None else ""),
         })
     for row in rows:
         check_finite(row)

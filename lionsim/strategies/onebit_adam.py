@@ -64,6 +64,8 @@ class OneBitAdam(Strategy):
     schedule = AFTER_BACKWARD  # DeepSpeed's 1-bit Adam: the flat momentum compressed and exchanged in
     # the optimizer's step, after backward
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))
+    # DeepSpeed's 1-bit Adam (Tang et al., ICML 2021) warms up in full precision for 15-25% of a run
+    authors_warmup = (0.15, 0.25, "Tang et al. 2021, DeepSpeed's 1-bit Adam")
     eps = 1e-8
     bytes = StrategyBytes(
         7 * F32, 5 * F32, "rule (1-bit phase) reads g, m, e, writes m; a pass reading m, e for ||m + e||; then reads "

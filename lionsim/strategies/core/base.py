@@ -90,6 +90,10 @@ class Strategy(ABC):
     default_transport: ClassVar[str]
     defaults: ClassVar[Hyper]
     has_momentum_sync: ClassVar[bool] = False
+    authors_warmup: ClassVar[tuple[float, float, str] | None] = None
+    """Where its warm-up option (acts=SETS_WARMUP) has a default sized for lionsim's 100-step bench
+    and its authors size theirs by the run: (lowest, highest share of a run's steps, who says so).
+    A whole run priced with the default below that share gets a note (strategies.core.unacted)."""
     shape_dependent: ClassVar[bool] = False
     """What it sends depends on its tensors' shapes (PowerSGD's matrices, DeMo's DCT chunks), so
     `lionsim estimate` needs a --model preset's shapes (Strategy.spec_for)."""

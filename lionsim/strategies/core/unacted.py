@@ -58,3 +58,23 @@ def unacted_note(strategy, steps: int, longer: str = "--steps") -> str:
     lower = " or ".join(s.flag for s in warmup) or "the warm-up"
     return (f"{strategy.name}: {lead}no {strategy.phase(first)} step ran: the run's {steps} steps end before its "
             f"first, step {first}" + (f" ({set_by})" if set_by else "") + f"; raise {longer} or lower {lower}.")
+
+
+def short_warmup_note(strategy, steps: int) -> str:
+    """The line for a whole run of `steps` steps whose warm-up is lionsim's short-bench default (its
+    SETS_WARMUP option not given) where the strategy's authors size theirs by the run
+    (Strategy.authors_warmup) and the default is below their share: 15 steps of 1-bit Adam's fp32
+    warm-up priced a 10,000-step run at 3.27x where 2,000 gave 1.78x, unsaid. "" otherwise."""
+    authors = getattr(strategy, "authors_warmup", None)
+    specs = [s for s in option_specs(strategy.name, strategy.Options) if s.rule.acts == SETS_WARMUP]
+    if authors is None or len(specs) != 1 or specs[0].given_in(strategy.cfg.options):
+        return ""
+    low, high, who = authors
+    spec = specs[0]
+    warm = getattr(strategy.opts, spec.field)
+    if warm >= low * steps:
+        return ""
+    # the same words at every length (a sweep's points say it once): the share, not this run's steps
+    return (f"{strategy.name}: {spec.flag} {warm} is lionsim's default for its 100-step bench, under the "
+            f"{low:.0%}-{high:.0%} of a run its authors warm up for ({who}): set {spec.flag} to that share of "
+            "the run's steps.")
