@@ -175,10 +175,16 @@ class Registry(Generic[T]):
         return found
 
     def suggest(self, name: object) -> str:
-        """What ends the refusal of an unknown `name`: the nearest names (did_you_mean), else, where
-        plug-ins register this kind, how to load one (plugin_hint); "" where neither applies."""
+        """What ends the refusal of an unknown `name`: the nearest names (did_you_mean), and where
+        plug-ins register this kind, how to load one (plugin_hint; after a near name, in brackets: a
+        plug-in's `ef-signum`, its --plugin forgotten, was only offered the built-in `ef-signsgd`);
+        "" where neither applies."""
         near = did_you_mean(name, self._items)
-        return near or (plugin_hint(name) if self.plugins else "")
+        if not self.plugins:
+            return near
+        if not near:
+            return plugin_hint(name)
+        return f"{near} (If a plug-in defines {name!r}, load that with --plugin FILE.py.)"
 
     def get(self, name: str) -> T:
         canonical = self.canonical(name)

@@ -205,7 +205,7 @@ HINT = " is not built in: if a plug-in defines it, load that with --plugin FILE.
 def test_a_plugins_name_typed_without_its_plugin_says_how_to_load_it(capsys):
     """A strategy or transport name near no built-in one (a plug-in's, its --plugin forgotten) ends
     its refusal with how to load a plug-in, through the registries and through the table read before
-    torch (lionsim.name_table) alike; a near name keeps its did-you-mean and no hint; a device,
+    torch (lionsim.name_table) alike; a near name keeps its did-you-mean, the hint after it; a device,
     which no plug-in registers, has neither."""
     from lionsim import name_table
     from lionsim.compute.devices import DEVICES
@@ -218,7 +218,9 @@ def test_a_plugins_name_typed_without_its_plugin_says_how_to_load_it(capsys):
     err = one_line_exit_2(["bench", "-s", "adamw@pigeon", "-w", "mlp"], capsys, "error: unknown transport 'pigeon'; ")
     assert err.endswith("; 'pigeon'" + HINT)
     err = one_line_exit_2(["bench", "-s", "lionn", "-w", "mlp"], capsys)
-    assert err.endswith("; did you mean 'lion'?\n")
+    # a near name keeps its did-you-mean, and the hint follows it (a plug-in's ef-signum, its --plugin
+    # forgotten, was offered only the built-in ef-signsgd)
+    assert err.endswith("; did you mean 'lion'? (If a plug-in defines 'lionn', load that with --plugin FILE.py.)\n")
     table = name_table.names_from(name_table.table())
     for names in (None, table):
         with pytest.raises(LionsimError) as refused:
