@@ -89,6 +89,11 @@ def check_payload(payload: object, strategy: str, carries: tuple[str, ...], loca
     tensor("values", values, 2, floating, spec.numel)
     if kind == "votes" and values.dtype != torch.int8:
         raise bad(f"a votes payload of dtype {values.dtype}; accepted: torch.int8 (+1, 0, -1)")
+    if kind == "votes" and values.numel() and (int(values.min()) < -1 or int(values.max()) > 1):
+        # int8 sums a 3 where the 1-bit wires send its sign: the transports would disagree
+        outside = values[(values < -1) | (values > 1)]
+        raise bad(f"a votes payload holding {int(outside[0])} ({outside.numel():,} of {values.numel():,} values "
+                  "outside -1..1); accepted: +1, 0, -1 (a vote is a sign)")
     if problem := spec_problem(spec):  # a plug-in's loaded spec had it: this step's did not
         raise bad(problem)
     if kind in _SEGMENTED:

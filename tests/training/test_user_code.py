@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from lionsim.cli.app import main
+from lionsim.aggregators import MajorityVote
 from lionsim.transports import Payload, PayloadSpec
 from lionsim.transports.checks import check_aggregate, check_payload
 from lionsim.usercode import UserCodeError, blame
@@ -76,6 +77,10 @@ def test_payload_checks_name_the_strategy_and_what_was_expected():
         Payload(PayloadSpec(kind="votes", numel=6), torch.zeros(2, 6)), carries=("votes",))
     assert "votes payload of dtype torch.int32; accepted: torch.int8" in payload_error(
         Payload(PayloadSpec(kind="votes", numel=6), torch.zeros(2, 6, dtype=torch.int32)), carries=("votes",))
+    # a vote is a sign: int8's all-reduce summed a 3 where the 1-bit wires sent its sign (a user's votes * 3)
+    threes = torch.tensor([[1, -1, 0, 3, 1, 1], [0, 1, -1, 1, -3, 1]], dtype=torch.int8)
+    assert "votes payload holding 3 (2 of 12 values outside -1..1); accepted: +1, 0, -1" in payload_error(
+        Payload(PayloadSpec(kind="votes", numel=6, rule=MajorityVote()), threes), carries=("votes",))
     assert "a levels payload, which its transport does not carry; accepted: votes, dense" in payload_error(
         Payload(PayloadSpec(kind="levels", numel=6), torch.zeros(2, 6, dtype=torch.int8)), carries=("votes",))
     assert "kind 'odd'" in payload_error(Payload(PayloadSpec(kind="odd", numel=6), torch.zeros(2, 6)))
