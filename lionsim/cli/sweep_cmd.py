@@ -161,7 +161,9 @@ def sweep(
                 if outcome.total == 0 else "every cell was already finished" if outcome.trained == 0
                 else plural(outcome.trained, "training")
                 + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
-                   if outcome.already else ""))
+                   if outcome.already else "")
+                # a failed unit's cells hold nothing: said here, as the error line below says why
+                + (f"; {plural(len(outcome.failed), 'cell')} failed, not written" if outcome.failed else ""))
         say = console if format == "table" else err_console
         records = read_cells(root)  # every cell's run.json, read once: its runs' H for the table and the plots
         rounds = cells_rounds(root, records)

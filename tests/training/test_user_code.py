@@ -344,3 +344,13 @@ def test_in_a_sweep_the_units_cells_fail_with_the_line_and_the_others_are_kept(t
     assert err.startswith("error: failed: 1 cell (mlp-w2-1gbe-s0-flaky-sgd@fp32-allreduce): flaky-sgd@fp32-allreduce "
                           "at step 3: the strategy flaky-sgd raised ValueError: boom at step 3 (")
     assert set(pd.read_csv(out / "sweep_summary.csv")["strategy"]) == {"adamw"}
+
+
+def test_a_sweeps_closing_line_counts_the_cells_that_failed(tmp_path, capsys, forget_plugins):
+    """It said "2 cells (2 trainings) in ROOT" where one of them failed and was not written."""
+    from tests.helpers.cli import run_cli
+
+    code, out, _ = run_cli(["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--steps", "2",
+                            "-s", "adamw", "-s", "tensor-sgd", "--plugin", PLUGINS, "--out", tmp_path / "s"], capsys)
+    assert code == 1
+    assert "2 cells (2 trainings; 1 cell failed, not written) in" in " ".join(out.split())
