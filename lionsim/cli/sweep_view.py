@@ -221,18 +221,33 @@ def sweep_title(summary: pd.DataFrame, asked: int | None = None) -> str:
             + (f", {plural(steps, 'step')}" if steps else "") + f": {plural(cells, 'cell')}")
 
 
-def _asked_steps(root: Path | None) -> int | None:
-    """The steps a sweep under `root` asked of every cell (sweep.json's bench options), or None."""
+def _asked(root: Path | None) -> dict:
+    """The sweep.json under `root` ({} where there is none, or it is unreadable): what the sweep
+    asked of its cells, beside what finished."""
     from lionsim.errors import LionsimError
     from lionsim.reports.files import read_json
 
     if root is None:
-        return None
+        return {}
     try:
-        steps = ((read_json(Path(root) / "sweep.json") or {}).get("bench") or {}).get("steps")
-    except (LionsimError, OSError, AttributeError):
-        return None
+        record = read_json(Path(root) / "sweep.json")
+    except (LionsimError, OSError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _asked_steps(record: dict) -> int | None:
+    """The steps a sweep asked of every cell (sweep.json's bench options), or None."""
+    bench = record.get("bench")
+    steps = bench.get("steps") if isinstance(bench, dict) else None
     return steps if isinstance(steps, int) and not isinstance(steps, bool) else None
+
+
+def _asked_runs(record: dict) -> list[str]:
+    """The runs a sweep's grid asked for (sweep.json's grid.runs), [] where not recorded."""
+    grid = record.get("grid")
+    runs = grid.get("runs") if isinstance(grid, dict) else None
+    return [r for r in runs if isinstance(r, str)] if isinstance(runs, list) else []
 
 
 def _lr(value) -> str:
@@ -265,13 +280,17 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
     warm = warmup_steps(records.values()) if compared else {}  # runs that trained as another method
     idle = {i: WARMUP_MARK for i, row in summary.iterrows() if i not in marks and warmup_only(row, warm)}
     marks |= idle  # marked under the name as a diverged run is
+    asked = _asked(root)
+    # one run finished where the grid asked for more: the others' cells failed (the error line says why)
+    alone = (f"no speedup column: only {summary['run'].iloc[0]} finished, the other runs' cells failed"
+             if not compared and len(_asked_runs(asked)) > 1 else ONE_RUN)
     caption = (f"{cells_times(summary, root, records)}. loss: final (trailing mean); {metric}: last eval; step ms: mean per step; "
                + ("speedup: step time against the group's baseline (same workload, N, network, seed"
-                  + (", lr)" if lrs else ")") if compared else ONE_RUN)
+                  + (", lr)" if lrs else ")") if compared else alone)
                + (f". {diverged_note(compared)}" if len(marks) > len(idle) else "")
                + (f". {warmup_note('speedup', 'sweep_summary.csv')}" if idle else "")
                + "".join(f"\n{note}" for note in cells_option_notes(records)))  # bench's, once a run
-    table = Table(title=sweep_title(summary, _asked_steps(root)), caption=caption,
+    table = Table(title=sweep_title(summary, _asked_steps(asked)), caption=caption,
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
         table.add_column("workload")

@@ -347,10 +347,14 @@ def test_in_a_sweep_the_units_cells_fail_with_the_line_and_the_others_are_kept(t
 
 
 def test_a_sweeps_closing_line_counts_the_cells_that_failed(tmp_path, capsys, forget_plugins):
-    """It said "2 cells (2 trainings) in ROOT" where one of them failed and was not written."""
+    """It said "2 cells (2 trainings) in ROOT" where one of them failed and was not written, and that
+    its table had one run, to sweep more."""
     from tests.helpers.cli import run_cli
 
     code, out, _ = run_cli(["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--steps", "2",
                             "-s", "adamw", "-s", "tensor-sgd", "--plugin", PLUGINS, "--out", tmp_path / "s"], capsys)
     assert code == 1
-    assert "2 cells (2 trainings; 1 cell failed, not written) in" in " ".join(out.split())
+    said = " ".join(out.split())
+    assert "2 cells (2 trainings; 1 cell failed, not written) in" in said
+    # its caption said "one run, ... sweep more runs to compare them": the grid had two
+    assert "no speedup column: only adamw@fp32-allreduce finished, the other runs' cells failed" in said
