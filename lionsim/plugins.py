@@ -159,6 +159,16 @@ def unload_plugin(key: str) -> None:
     sys.modules.pop(name, None)
 
 
+def unload_since(before: set) -> list[str]:
+    """Unload every plug-in file loaded since `before` (a set of LOADED's keys) and return their keys:
+    a command's, as it ends, or those a failed start loaded (their flags go at the next
+    lionsim.cli.strategy_flags.refresh)."""
+    gone = [key for key in LOADED if key not in before]
+    for key in gone:
+        unload_plugin(key)
+    return gone
+
+
 def why(e: BaseException, path: Path | None = None) -> str:
     """One line: a LionsimError's message, else the exception (and the line of the plug-in file
     `path` that raised it)."""

@@ -152,12 +152,11 @@ def available_memory(monkeypatch):
 def forget_plugins():
     """The plug-ins a test's commands load are forgotten after it (the registries are the process's)."""
     from lionsim.cli.strategy_flags import refresh
-    from lionsim.plugins import LOADED, unload_plugin
+    from lionsim.plugins import LOADED, unload_since
 
     before = set(LOADED)
     yield
-    for key in set(LOADED) - before:
-        unload_plugin(key)
+    unload_since(before)
     refresh()
 
 

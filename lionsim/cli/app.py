@@ -183,12 +183,9 @@ def _forget_plugins(before: set) -> None:
     """Unload the plug-ins a `main(argv)` call loaded: the next call, as the next shell command,
     knows only what it loads itself (a strategy a call's --plugin registered trained the next call's
     `-s` without it, and wrote a run.json that named no plug-in to replay it with)."""
-    from lionsim.plugins import LOADED, unload_plugin
+    from lionsim.plugins import unload_since
 
-    gone = [key for key in LOADED if key not in before]
-    for key in gone:
-        unload_plugin(key)
-    if gone:
+    if unload_since(before):
         from lionsim.cli.strategy_flags import refresh
 
         refresh()

@@ -51,19 +51,18 @@ def preload_plugins(argv: Sequence[str], app: typer.Typer) -> None:
         paths += given_wins(_recorded_plugins(Path(config)), [Path(p).name for p in paths])  # typed --plugin wins
     from_run = _from_run(args) if command == "estimate" else None
     if paths or from_run is not None:
-        from lionsim.plugins import LOADED, unload_plugin
+        from lionsim.plugins import LOADED, unload_since
 
         before = set(LOADED)
-        loaded = load_plugins(paths)
+        load_plugins(paths)
         if from_run is not None and Path(from_run).is_dir():  # after --plugin: a moved file given there
             from lionsim.run_plugins import load_recorded
 
-            loaded += load_recorded(from_run)
+            load_recorded(from_run)
         try:
             refresh()
         except LionsimError:  # a flag no command can take: the plug-ins just loaded go again
-            for key in dict.fromkeys(k for k in loaded if k not in before):
-                unload_plugin(key)
+            unload_since(before)
             refresh()
             raise
 
