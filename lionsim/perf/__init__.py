@@ -16,6 +16,8 @@
     fidelity    the network model against measured collectives on a real link (loopback, or two
                 emulated hosts over a shaped 1 Gbit / 100 Mbit link): per strategy of a training
                 run and per call, calibrated and not
+    newton-schulz  Muon's Newton-Schulz on each matrix shape of a model preset (gpt2-124m; on
+                --kernel-device cuda also gpt2-1.3b, llama-7b) against the FLOPs estimate prices
     sweep       cells per hour of an 8-cell grid (vit tiny, N = 2, 4, 1gbe and 10gbe, seeds 0, 1,
                 dlion-mavo@a2a-1bit): --jobs 1, --jobs 2, Ray on two local nodes
 

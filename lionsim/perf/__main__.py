@@ -14,8 +14,8 @@ from lionsim.perf.rows import write_figures
 
 DEFAULT = ["imports", "codecs", "votes", "gradients", "sim", "spread"]
 """What runs with no WHAT: every figure but the slow `bench`, `sweep`, `fidelity` and the gloo `transports`."""
-CHOICES = DEFAULT + ["bench", "transports", "sweep", "fidelity", "kernels"]
-REPEATS = {"imports": 3, "codecs": 5, "votes": 3, "gradients": 5, "spread": 5, "kernels": 5}
+CHOICES = DEFAULT + ["bench", "transports", "sweep", "fidelity", "kernels", "newton-schulz"]
+REPEATS = {"imports": 3, "codecs": 5, "votes": 3, "gradients": 5, "spread": 5, "kernels": 5, "newton-schulz": 5}
 """Each benchmark's timed repetitions when --repeats is not given."""
 READ_BY = {
     "numel": ("codecs", "kernels", "votes", "transports"), "repeats": tuple(REPEATS),
@@ -23,7 +23,8 @@ READ_BY = {
     "workers": ("gradients", "sim"), "mlp_workers": ("sim",), "steps": ("sim",), "strategy": ("sim",),
     "method": ("sim",), "spread_workers": ("spread",), "profile": ("transports",), "iters": ("transports",),
     "link": ("fidelity",), "fidelity_workloads": ("fidelity",), "fidelity_steps": ("fidelity",),
-    "keep": ("fidelity",), "kernel_table": ("kernels",), "kernel_device": ("kernels",), "sweep_steps": ("sweep",), "runs": ("sweep",),
+    "keep": ("fidelity",), "kernel_table": ("kernels",), "kernel_device": ("kernels", "newton-schulz"),
+    "ns_models": ("newton-schulz",), "sweep_steps": ("sweep",), "runs": ("sweep",),
     "executors": ("sweep",),
 }
 """Which benchmarks read each option (by its argparse dest): one given where none of them runs is
@@ -100,8 +101,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel-table", type=Path, default=None,
                    help="kernels: write the codec kernel table here (the shipped one: lionsim/data/kernels.csv)")
     p.add_argument("--kernel-device", choices=("cpu", "cuda"), default=None,
-                   help="kernels: time the cases on this CPU (default) or on the visible GPU, whose preset's rows "
-                        "become measured ones (default --numel there 1e8: shorter kernels time their launches)")
+                   help="kernels, newton-schulz: time the cases on this CPU (default) or on the visible GPU (kernels: "
+                        "its preset's rows become measured ones; default --numel there 1e8: shorter kernels time "
+                        "their launches)")
+    p.add_argument("--ns-models", default=None,
+                   help="newton-schulz: model presets whose matrices are timed (default gpt2-124m on cpu; "
+                        "gpt2-124m,gpt2-1.3b,llama-7b on cuda)")
     p.add_argument("--sweep-steps", type=_positive, default=300, help="sweep: steps per training (default 300)")
     p.add_argument("--runs", type=_positive, default=3, help="sweep: whole sweeps per executor (median)")
     p.add_argument("--executors", default="jobs1,jobs2,ray", help="sweep: any of jobs1, jobs2, ray (the first is "
@@ -161,6 +166,8 @@ def _check(args) -> list[str]:
         from lionsim.perf.kernels import gpu_device
 
         gpu_device()  # no GPU, or one lionsim has no preset for, is one line before anything runs
+    if "newton-schulz" in args.what:
+        _ns_models(args)
     if "sim" in args.what and args.steps < 4:
         raise LionsimError(f"bad --steps {args.steps}; accepted: 4 or more (2 are dropped, the last evaluates)")
     workloads = []
@@ -182,6 +189,22 @@ def _check(args) -> list[str]:
                 check_memory(WorkloadConfig(name=name, size=args.size, workers=n),
                              what=f"{name}/{args.size} at N = {n}")
     return workloads
+
+
+def _ns_models(args) -> list[str]:
+    """newton-schulz: the model presets, each known (their canonical names)."""
+    from lionsim.compute import MODELS
+    from lionsim.perf.newton_schulz import CPU_MODELS, GPU_MODELS
+
+    if args.ns_models is None:
+        return list(GPU_MODELS if args.kernel_device == "cuda" else CPU_MODELS)
+    names = [m.strip() for m in args.ns_models.split(",") if m.strip()]
+    if not names:
+        raise LionsimError(f"bad --ns-models {args.ns_models!r}; accepted: presets of {', '.join(MODELS.names())}")
+    for name in names:
+        if name not in MODELS or not any(len(s) >= 2 for s in MODELS.get(name).tensor_shapes):
+            raise LionsimError(f"bad --ns-models {args.ns_models!r}: {name!r}; accepted: {', '.join(MODELS.names())}")
+    return [MODELS.get(name).name for name in names]
 
 
 def _executors(args) -> list[str]:
@@ -259,6 +282,11 @@ def _run(args, workloads: list[str], executors: list[str]) -> None:
             if args.kernel_table is not None:
                 write_table(args.kernel_table, rows)
                 print(f"wrote the kernel table to {args.kernel_table}")
+        elif what == "newton-schulz":
+            from lionsim.perf.newton_schulz import bench_newton_schulz, print_newton_schulz
+
+            done = bench_newton_schulz(_ns_models(args), args.repeats or REPEATS[what], args.kernel_device or "cpu")
+            print_newton_schulz(done)
         elif what == "sweep":
             from lionsim.perf.sweep import bench_sweep, print_sweep
 

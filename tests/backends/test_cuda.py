@@ -115,3 +115,17 @@ def test_perf_kernels_times_the_gpu_as_its_preset():
     assert {r.kernel for r in rows} == set(KERNELS) and {r.device for r in rows} == {preset}
     assert all(r.method == "measured" and r.GBps > 0 and "torch.cuda.synchronize" in r.source for r in rows)
     assert len(figures) == 2 * len(KERNELS)
+
+
+def test_perf_newton_schulz_times_the_gpu_beside_its_presets_model():
+    """`python -m lionsim.perf newton-schulz --kernel-device cuda`: each shape timed on the GPU and
+    priced as estimate prices it (FLOPs at the preset's bf16 peak x mfu)."""
+    from lionsim.compute import DEVICES
+    from lionsim.perf.kernels import gpu_device
+    from lionsim.perf.newton_schulz import bench_newton_schulz
+
+    figures = bench_newton_schulz(["gpt2-124m"], 1, "cuda")
+    step = {f.metric: f.value for f in figures if f.case.startswith("gpt2-124m step")}
+    preset = DEVICES.get(gpu_device()[0])
+    assert step["seconds"] > 0 and step["modelled_seconds"] > 0
+    assert step["share_of_peak"] == pytest.approx(step["TFLOPs"] * 1e12 / preset.peak_flops)
