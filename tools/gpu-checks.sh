@@ -9,7 +9,8 @@
 #   3. `lionsim comm --backend nccl` (one GPU: refused in one line, exit 2)
 #   4. the codec kernel table's GPU rows: python -m lionsim.perf kernels --kernel-device cuda
 #   5. Muon's Newton-Schulz per matrix shape against estimate's price of it
-#   6. a bench whose compute is sized for a GPU (gpt paper: nanoGPT's 10.8M-parameter char model,
+#   6. a worker's forward + backward per precision beside bench's model of it (perf compute)
+#   7. a bench whose compute is sized for a GPU (gpt paper: nanoGPT's 10.8M-parameter char model,
 #      batch 64 x 256 tokens), compute measured on the GPU, float32 as lionsim trains it
 set -uo pipefail
 OUT=${OUT:-gpu-out}
@@ -32,7 +33,9 @@ $py -m lionsim.perf kernels --kernel-device cuda --kernel-table "$OUT/kernels.cs
     2>&1 | grep -E "h200|h100|wrote|error" | head -40
 step 5 perf newton-schulz --kernel-device cuda
 $py -m lionsim.perf newton-schulz --kernel-device cuda --csv "$OUT/perf-ns.csv"
-step 6 bench gpt paper, compute measured on the GPU
+step 6 perf compute --kernel-device cuda
+$py -m lionsim.perf compute --kernel-device cuda --csv "$OUT/perf-compute.csv"
+step 7 bench gpt paper, compute measured on the GPU
 $py -m lionsim bench --workload gpt --model-size paper --workers 1 --batch-size 64 --steps 20 --eval-every 20 \
     -s adamw -s lion --backend nccl --ranks 1 --compute measured --out /tmp/gpu-gpt 2>&1 | grep -v "^lionsim: run"
 cp /tmp/gpu-gpt/summary.csv "$OUT/gpt-summary.csv"

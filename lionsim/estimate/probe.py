@@ -47,6 +47,8 @@ class Probe:
     each step of a whole run does (lionsim.estimate.run)."""
     update_flops: float = 0.0
     """FLOPs of its own matrix work per worker and step (Strategy.update_flops; 0 without shapes)."""
+    update_launches: int = 0
+    """Kernels that matrix work launches per worker and step (Strategy.update_launches)."""
     sync_calls: tuple[CollectiveCall, ...] = ()
     """--momentum-sync every:K: the sync's fp32 all-reduce of the momenta at the model's size, made on
     one step in K (sync_rate); () otherwise: never, or schedule:K, whose gaps grow over the run
@@ -96,6 +98,7 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
                  send_rate=strategy.send_rate,
                  strategy=strategy,
                  update_flops=strategy.update_flops(shapes) if shapes else 0.0,
+                 update_launches=strategy.update_launches(shapes) if shapes else 0,
                  sync_calls=sync_calls, sync_rate=sync_rate)
 
 

@@ -226,7 +226,8 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
                            local_step_bytes=run.strategy_class.local_step_bytes, tensor_specs=tensors)
         kernels = Kernels(compute=compute_kernels(r), encode=cost.launches("encode"),
                           decode=cost.launches("decode"), update=cost.launches("update"))
-    work = device_work(flops / g, shard, passes, r.device, r.mfu, kernels, cost=cost, update_flops=p.update_flops / g)
+    work = device_work(flops / g, shard, passes, r.device, r.mfu, kernels, cost=cost, update_flops=p.update_flops / g,
+                       update_launches=-(-p.update_launches // g))
     return work, dict(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
                       overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
                       strategy=type(p.strategy), tensors=tensors)

@@ -24,10 +24,13 @@ def join(backend: str, rv: Rendezvous, timeout_s: float, iface: str | None = Non
     NCCL_SOCKET_IFNAME); rendezvous problems become one LionsimError line naming the address
     tried and who chose it."""
     use_iface(iface)
+    # NCCL is bound to the rank's GPU (its callers set it current): without device_id each barrier
+    # warns that it guessed the device, six lines a default bench on one GPU
+    bound = {"device_id": torch.device("cuda", torch.cuda.current_device())} if backend == "nccl" else {}
     try:
         with native_stderr_held():
             dist.init_process_group(backend, init_method=f"tcp://{rv.addr}:{rv.port}", rank=rv.rank,
-                                    world_size=rv.world_size, timeout=datetime.timedelta(seconds=timeout_s))
+                                    world_size=rv.world_size, timeout=datetime.timedelta(seconds=timeout_s), **bound)
     except (RuntimeError, ValueError, OSError) as e:  # DistNetworkError, DistStoreError are RuntimeErrors
         text = " ".join(str(e).encode("ascii", "ignore").decode().split())
         if "EADDRINUSE" in text or "address already in use" in text.lower():

@@ -14,8 +14,8 @@ from lionsim.perf.rows import write_figures
 
 DEFAULT = ["imports", "codecs", "votes", "gradients", "sim", "spread"]
 """What runs with no WHAT: every figure but the slow `bench`, `sweep`, `fidelity` and the gloo `transports`."""
-CHOICES = DEFAULT + ["bench", "transports", "sweep", "fidelity", "kernels", "newton-schulz"]
-REPEATS = {"imports": 3, "codecs": 5, "votes": 3, "gradients": 5, "spread": 5, "kernels": 5, "newton-schulz": 5}
+CHOICES = DEFAULT + ["bench", "transports", "sweep", "fidelity", "kernels", "newton-schulz", "compute"]
+REPEATS = {"imports": 3, "codecs": 5, "votes": 3, "gradients": 5, "spread": 5, "kernels": 5, "newton-schulz": 5, "compute": 10}
 """Each benchmark's timed repetitions when --repeats is not given."""
 READ_BY = {
     "numel": ("codecs", "kernels", "votes", "transports"), "repeats": tuple(REPEATS),
@@ -23,7 +23,7 @@ READ_BY = {
     "workers": ("gradients", "sim"), "mlp_workers": ("sim",), "steps": ("sim",), "strategy": ("sim",),
     "method": ("sim",), "spread_workers": ("spread",), "profile": ("transports",), "iters": ("transports",),
     "link": ("fidelity",), "fidelity_workloads": ("fidelity",), "fidelity_steps": ("fidelity",),
-    "keep": ("fidelity",), "kernel_table": ("kernels",), "kernel_device": ("kernels", "newton-schulz"),
+    "keep": ("fidelity",), "kernel_table": ("kernels",), "kernel_device": ("kernels", "newton-schulz", "compute"),
     "ns_models": ("newton-schulz",), "sweep_steps": ("sweep",), "runs": ("sweep",),
     "executors": ("sweep",),
 }
@@ -101,7 +101,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel-table", type=Path, default=None,
                    help="kernels: write the codec kernel table here (the shipped one: lionsim/data/kernels.csv)")
     p.add_argument("--kernel-device", choices=("cpu", "cuda"), default=None,
-                   help="kernels, newton-schulz: time the cases on this CPU (default) or on the visible GPU (kernels: "
+                   help="kernels, newton-schulz, compute: time the cases on this CPU (default) or on the visible GPU (kernels: "
                         "its preset's rows become measured ones; default --numel there 1e8: shorter kernels time "
                         "their launches)")
     p.add_argument("--ns-models", default=None,
@@ -282,6 +282,11 @@ def _run(args, workloads: list[str], executors: list[str]) -> None:
             if args.kernel_table is not None:
                 write_table(args.kernel_table, rows)
                 print(f"wrote the kernel table to {args.kernel_table}")
+        elif what == "compute":
+            from lionsim.perf.compute import bench_compute, print_compute
+
+            done = bench_compute(args.repeats or REPEATS[what], args.kernel_device or "cpu")
+            print_compute(done)
         elif what == "newton-schulz":
             from lionsim.perf.newton_schulz import bench_newton_schulz, print_newton_schulz
 

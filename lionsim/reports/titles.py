@@ -32,8 +32,11 @@ def named_network(network: str, meta: dict | None, measured: bool) -> str:
 def one_rank(meta: dict | None) -> bool:
     """Whether a gloo/nccl run ran as one rank (run.json's config): it holds every worker, so no
     collective was measured and comm is modelled as on the simulator (training.record's note)."""
-    config = (meta or {}).get("config") or {}
-    return config.get("backend", "sim") != "sim" and config.get("ranks") == 1
+    meta = meta or {}
+    config = meta.get("config") or {}
+    # --ranks left out is recorded as such (a replay picks its default again): the ranks that ran say
+    ranks = config.get("ranks") or (meta.get("hosts") or {}).get("ranks")
+    return config.get("backend", "sim") != "sim" and ranks == 1
 
 
 def _backend(meta: dict | None) -> str:

@@ -41,23 +41,25 @@ class Kernels:
 
 def device_work(training_flops: float, params: int, passes: PassBytes, device: Device,
                 mfu: float | None = None, kernels: Kernels = Kernels(), sync: SyncCopy = NO_SYNC,
-                cost: KernelCost | None = None, update_flops: float = 0.0) -> StepWork:
+                cost: KernelCost | None = None, update_flops: float = 0.0, update_launches: int = 0) -> StepWork:
     """One worker's step on `device`: `training_flops` of forward + backward, passes over `params`
     parameters, each part at least its kernels x device.kernel_s; the update also runs `sync` and
-    `update_flops` of the strategy's own matrix products (Strategy.update_flops) at peak x mfu.
+    `update_flops` of the strategy's own matrix products (Strategy.update_flops) at peak x mfu, at least
+    its `update_launches` x device.kernel_s (Muon's Newton-Schulz on small matrices is launch-bound).
     `cost`: encode, decode and update (with its sync, cost.sync) at the kernel table's speeds."""
 
     def floor(seconds: float, count: int) -> float:
         return max(seconds, count * device.kernel_s)
 
     compute = floor(compute_time(training_flops, device, mfu), kernels.compute)
+    products = floor(compute_time(update_flops, device, mfu), update_launches)
     if cost is not None:
         return StepWork(
             forward_s=(1 - BACKWARD_SHARE) * compute,
             backward_s=BACKWARD_SHARE * compute,
             encode_s=floor(cost.seconds("encode", params), kernels.encode),
             decode_s=floor(cost.seconds("decode", params), kernels.decode),
-            update_s=floor(cost.seconds("update", params), kernels.update) + compute_time(update_flops, device, mfu),
+            update_s=floor(cost.seconds("update", params), kernels.update) + products,
         )
     return StepWork(
         forward_s=(1 - BACKWARD_SHARE) * compute,
@@ -66,7 +68,7 @@ def device_work(training_flops: float, params: int, passes: PassBytes, device: D
         decode_s=floor(memory_pass_time(passes.decode * params, device), kernels.decode),
         update_s=floor(memory_pass_time(passes.update * params, device), kernels.update)
         + floor(memory_pass_time(sync.nbytes, device), sync.kernels)
-        + compute_time(update_flops, device, mfu),
+        + products,
     )
 
 

@@ -55,7 +55,8 @@ from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.core.form import PAST_WARMUP, TRAINING, between, option
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.local_steps import AuthorsH, LocalSteps
-from lionsim.strategies.muon import NOT_HIDDEN, NS_WHY, PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
+from lionsim.strategies.muon import (NOT_HIDDEN, NS_WHY, PRECISIONS, hidden, matrix_shape, newton_schulz,
+                                     newton_schulz_flops, newton_schulz_launches)
 from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -272,6 +273,9 @@ class MuLoCo(LocalSteps):
     def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
         """The inner Muon's Newton-Schulz, every step."""
         return sum(newton_schulz_flops(matrix_shape(s), len(NS_COEFFICIENTS)) for s in shapes if len(s) >= 2)
+
+    def update_launches(self, shapes: list[tuple[int, ...]]) -> int:
+        return sum(newton_schulz_launches(len(NS_COEFFICIENTS)) for s in shapes if len(s) >= 2)
 
     def extra_calls(self, step: int) -> list[CollectiveCall]:
         if self.workers == 1 or step % self.local_steps or not self.sizes[0]:

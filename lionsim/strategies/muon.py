@@ -92,6 +92,19 @@ def newton_schulz_flops(shape: tuple[int, ...], steps: int) -> float:
     return batch * steps * (4.0 * m * m * n + 2.0 * m**3)
 
 
+NS_LAUNCHES = (4, 8)
+"""Kernels newton_schulz launches on a matrix (or a batch of them): 4 before the iterations (the cast to
+bf16, the norm, + eps, the division) and 8 an iteration (3 products, 3 scalings, 2 sums); tests count
+them with lionsim.training.counting.KernelCounter. On a GPU each costs the device's kernel_s (eager
+dispatch): an H200 took 0.43-0.49 ms a matrix of GPT-2 124M (768 x 768 to 768 x 3072, 5 iterations, 44
+kernels; python -m lionsim.perf newton-schulz, docs/time-model-kernels.md), whose FLOPs take 0.03-0.10 ms."""
+
+
+def newton_schulz_launches(steps: int) -> int:
+    """Kernels `steps` iterations launch on one matrix (or one batch of them)."""
+    return NS_LAUNCHES[0] + NS_LAUNCHES[1] * steps
+
+
 def matrix_shape(shape: tuple[int, ...]) -> tuple[int, int]:
     """A tensor of 2+ dims as one matrix [shape[0], the rest] (dion's and MuLoCo's view: its config
     flattens every 3+-dim tensor)."""
@@ -189,6 +202,9 @@ class Muon(Strategy):
         """Newton-Schulz on every 2+-dim tensor (names unknown to `estimate`: see the module doc)."""
         return sum(newton_schulz_flops(s, self.opts.ns_steps) for s in shapes if len(s) >= 2)
 
+    def update_launches(self, shapes: list[tuple[int, ...]]) -> int:
+        return sum(newton_schulz_launches(self.opts.ns_steps) for s in shapes if len(s) >= 2)
+
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         return Payload(self.payload_spec(), grads)
 
@@ -236,6 +252,14 @@ class MuonDistributed(Muon):
         for s, owner in zip(matrices, owners(matrices, self.workers)):
             work[owner] += newton_schulz_flops(s, self.opts.ns_steps)
         return max(work)
+
+    def update_launches(self, shapes: list[tuple[int, ...]]) -> int:
+        """The busiest worker's matrices' kernels (the most matrices one worker owns)."""
+        matrices = [s for s in shapes if len(s) >= 2]
+        mine = [0] * self.workers
+        for owner in owners(matrices, self.workers):
+            mine[owner] += 1
+        return max(mine) * newton_schulz_launches(self.opts.ns_steps)
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
         """What it sends for tensors of these shapes; its all-gather is sized for them too (`estimate`

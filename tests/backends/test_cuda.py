@@ -54,7 +54,8 @@ def nccl_group():
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ["MASTER_PORT"] = str(free_port())
     torch.cuda.set_device(0)
-    dist.init_process_group("nccl", rank=0, world_size=1, timeout=datetime.timedelta(seconds=60))
+    dist.init_process_group("nccl", rank=0, world_size=1, timeout=datetime.timedelta(seconds=60),
+                            device_id=torch.device("cuda", 0))
     yield
     dist.destroy_process_group()
 
@@ -129,3 +130,11 @@ def test_perf_newton_schulz_times_the_gpu_beside_its_presets_model():
     preset = DEVICES.get(gpu_device()[0])
     assert step["seconds"] > 0 and step["modelled_seconds"] > 0
     assert step["share_of_peak"] == pytest.approx(step["TFLOPs"] * 1e12 / preset.peak_flops)
+
+
+def test_perf_compute_times_each_mode_on_the_gpu_beside_benchs_model():
+    from lionsim.perf.compute import bench_compute
+
+    got = {f.metric: f.value for f in bench_compute(repeats=1, device="cuda", cases=(("mlp", "tiny", 4),))}
+    assert all(got[f"{m}_seconds"] > 0 for m in ("float32", "tf32", "bf16-autocast"))
+    assert got["modelled_seconds"] > 0 and got["float32_priced_seconds"] >= got["modelled_seconds"]

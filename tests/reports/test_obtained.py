@@ -105,3 +105,16 @@ def test_a_modelled_caption_names_the_launch_bound_where_it_binds(device, flops,
         assert f"comp on {device} (launch-bound: 67 kernels at 10 us each, not FLOPs), enc/upd" in said, said
     else:
         assert f"comp on {device} (FLOPs at peak x mfu), enc/upd" in said, said
+
+
+@pytest.mark.parametrize("config_ranks,hosts_ranks,one", [(1, None, True), (None, 1, True), (None, 2, False),
+                                                         (2, 2, False), (None, None, False)])
+def test_a_run_of_one_rank_is_named_so_whether_or_not_ranks_was_typed(config_ranks, hosts_ranks, one):
+    """`bench --backend nccl` on one GPU (--ranks left out: one per GPU) was titled "loopback, measured"
+    while its caption said comm was modelled: the title read config's --ranks (None unless typed)."""
+    from lionsim.reports.titles import named_network
+
+    meta = {"config": {"backend": "nccl", "ranks": config_ranks}, "network_given": False,
+            **({"hosts": {"ranks": hosts_ranks}} if hosts_ranks else {})}
+    named = named_network("1gbe", meta, measured=True)
+    assert (named == "1gbe (1 nccl rank: comm modelled)") == one, named

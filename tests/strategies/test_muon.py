@@ -135,6 +135,46 @@ def test_estimate_prices_newton_schulz_in_the_update(tmp_path):
     assert 0.1 * ns < rows["muon-dist"].update_s - rows["adamw"].update_s < 0.2 * ns
 
 
+@pytest.mark.parametrize("shape", [(8, 12), (12, 8), (8, 8)])
+@pytest.mark.parametrize("steps", [1, 5])
+def test_newton_schulz_launches_are_the_kernels_counted(shape, steps):
+    """The floor's declared kernels against a brute-force count of the aten ops it dispatches."""
+    from lionsim.strategies.muon import newton_schulz, newton_schulz_launches
+    from lionsim.training.counting import KernelCounter
+
+    x = torch.randn(shape)
+    with KernelCounter() as counted:
+        newton_schulz(x, steps, torch.bfloat16)
+    assert newton_schulz_launches(steps) == counted.kernels["all"]
+
+
+def test_a_small_models_newton_schulz_is_priced_at_its_launches(monkeypatch):
+    """GPT-2 124M's 74 matrices on an H200: 5 iterations take 0.03-0.10 ms of FLOPs a matrix but
+    launch 44 kernels of 10 us each (measured there: 0.43-0.49 ms a matrix)."""
+    from lionsim.compute import MODELS, compute_time
+    from lionsim.compute.devices import DEVICES
+    from lionsim.estimate import EstimateConfig, estimate
+
+    shapes = MODELS.get("gpt2-124m").tensor_shapes
+    matrices = [s for s in shapes if len(s) >= 2]
+    flops = sum(ns_flops(s[0], math.prod(s[1:]), 5) for s in matrices)
+    device = DEVICES.get("h200")
+    launches = len(matrices) * (4 + 8 * 5)
+    assert compute_time(flops, device) < launches * device.kernel_s  # launch-bound
+    frame = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw", "muon", "muon-dist"], workers=4,
+                                    network="10gbe", device="h200", kernels="ideal"))
+    rows = {r.strategy: r for r in frame.itertuples()}
+    assert rows["muon"].update_s == pytest.approx(rows["adamw"].update_s + launches * device.kernel_s, rel=0.02)
+    # muon-dist: the worker owning the most matrices (74 dealt over 4: 19), in place of its share's FLOPs
+    dist = STRATEGIES.get("muon-dist")
+    share = compute_time(dist(StrategyConfig(), layout(), SimComm(4)).update_flops(shapes), device)
+    monkeypatch.setattr(dist, "update_launches", lambda self, shapes: 0)
+    frame = estimate(EstimateConfig(model="gpt2-124m", strategies=["muon-dist"], workers=4, network="10gbe",
+                                    device="h200", kernels="ideal"))
+    flops_only = next(frame.itertuples()).update_s
+    assert rows["muon-dist"].update_s - flops_only == pytest.approx(19 * 44 * device.kernel_s - share, rel=1e-6)
+
+
 @pytest.mark.parametrize("argv", [
     ["-s", "muon", "--muon-momentum", "1"], ["-s", "muon", "--muon-ns-steps", "0"],
     ["-s", "muon", "--muon-adamw-lr", "0"], ["-s", "muon-dist", "--muon-precision", "fp16"],

@@ -243,6 +243,11 @@ class Strategy(ABC):
         to the update at the device's peak x mfu. 0: its rule and update are elementwise."""
         return 0.0
 
+    def update_launches(self, shapes: list[tuple[int, ...]]) -> int:
+        """Kernels that matrix work launches a step (Muon's Newton-Schulz: 44 a matrix): `estimate` prices
+        update_flops at no less than these x the device's kernel_s. 0: not counted, no floor."""
+        return 0
+
     def per_parameter_state(self) -> list[Tensor]:
         """Every float state tensor indexed by parameter on its last dimension ([P] or [w, P]: momenta,
         errors, replicas), found among the strategy's attributes, in lists of them and in the
