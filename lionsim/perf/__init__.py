@@ -19,7 +19,8 @@
     newton-schulz  Muon's Newton-Schulz on each matrix shape of a model preset (gpt2-124m; on
                 --kernel-device cuda also gpt2-1.3b, llama-7b) against the FLOPs estimate prices
     compute     one worker's forward + backward timed (float32, TF32, bf16 autocast) beside what
-                bench --compute DEVICE books for it (gpt and vit, small; paper-size on cuda)
+                bench --compute DEVICE books for it (gpt and vit, small; paper-size on cuda, and
+                gpt2-124m and gpt2-345m beside estimate's compute)
     sweep       cells per hour of an 8-cell grid (vit tiny, N = 2, 4, 1gbe and 10gbe, seeds 0, 1,
                 dlion-mavo@a2a-1bit): --jobs 1, --jobs 2, Ray on two local nodes
 

@@ -23,6 +23,10 @@ GPU_CASES = (("gpt", "paper", 64), ("vit", "paper", 128))
 tokens), the paper-size ViT at 128 images."""
 CPU_CASES = (("gpt", "small", 8), ("vit", "small", 32))
 """On a CPU: the bench's own sizes (a paper-size pass takes seconds on 2 cores)."""
+PRESETS = (("gpt2-124m", 8), ("gpt2-345m", 8))
+"""(model preset, samples of its seq_len tokens) timed on a GPU beside `estimate`'s compute_s for that
+many tokens: lionsim's GPT module at the preset's widths (untied head, learned positions, torch's
+scaled_dot_product_attention), random tokens, bf16 autocast."""
 
 
 @contextmanager
@@ -95,6 +99,41 @@ def bench_compute(repeats: int = 10, device: str = "cpu", cases=None) -> list[Fi
                                f"kernels x {preset.kernel_s * 1e6:g} us"),
                         Figure("compute", case, "float32_priced_seconds", fp32,
                                f"FLOPs / (float32 peak x mfu {preset.mfu:g}), at least the kernels' floor")]
+    if preset is not None:
+        figures += _presets(device, preset, sync, repeats, how, machine)
+    return figures
+
+
+def _presets(device: str, preset, sync, repeats: int, how: str, machine: str) -> list[Figure]:
+    """PRESETS' forward + backward in bf16 autocast, beside estimate's compute_s on `preset`."""
+    import torch
+
+    from lionsim.compute import MODELS
+    from lionsim.estimate import EstimateConfig, estimate
+    from lionsim.workloads.models.gpt import GPT, GPTConfig
+
+    figures = []
+    for name, samples in PRESETS:
+        shape = MODELS.get(name)
+        model = GPT(GPTConfig(vocab=shape.vocab_size, context=shape.seq_len, dim=shape.d_model, depth=shape.n_layer,
+                              heads=shape.n_head)).to(device)
+        tokens = torch.randint(0, shape.vocab_size, (samples, shape.seq_len + 1), device=device)
+
+        def step():
+            with torch.autocast(device_type=device, dtype=torch.bfloat16):
+                logits = model(tokens[:, :-1])
+            torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), tokens[:, 1:].flatten()).backward()
+            if sync is not None:
+                sync()
+
+        seconds, _ = median_seconds(step, repeats, WARMUP)
+        frame = estimate(EstimateConfig(model=name, strategies=["adamw"], workers=2, network="10gbe",
+                                        device=preset.name, tokens_per_worker=samples * shape.seq_len))
+        case = f"{name} x{samples}"
+        figures += [Figure("compute", case, "bf16-autocast_seconds", seconds, f"{how}; {machine}"),
+                    Figure("compute", case, "estimate_seconds", float(frame.compute_s.iloc[0]),
+                           f"lionsim estimate -m {name} --device {preset.name} --tokens-per-worker "
+                           f"{samples * shape.seq_len}: compute_s")]
     return figures
 
 
@@ -103,6 +142,10 @@ def print_compute(figures: list[Figure]) -> None:
     for case, r in by_case(figures).items():
         measured = "  ".join(f"{m.removesuffix('_seconds')} {1e3 * f.value:.2f}" for m, f in r.items()
                              if m.endswith("_seconds") and m not in ("modelled_seconds", "float32_priced_seconds"))
+        if "estimate_seconds" in r:
+            print(f"  {case:<16} measured: bf16-autocast {1e3 * r['bf16-autocast_seconds'].value:.2f}   "
+                  f"estimate's compute_s: {1e3 * r['estimate_seconds'].value:.2f}")
+            continue
         line = f"  {case:<16} {1e3 * r['TFLOP'].value:8.4g} GFLOP {int(r['kernels'].value):4d} kernels   measured: {measured}"
         if "modelled_seconds" in r:
             line += (f"   modelled (bf16): {1e3 * r['modelled_seconds'].value:.2f}"

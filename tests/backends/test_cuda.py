@@ -135,6 +135,9 @@ def test_perf_newton_schulz_times_the_gpu_beside_its_presets_model():
 def test_perf_compute_times_each_mode_on_the_gpu_beside_benchs_model():
     from lionsim.perf.compute import bench_compute
 
-    got = {f.metric: f.value for f in bench_compute(repeats=1, device="cuda", cases=(("mlp", "tiny", 4),))}
+    figures = bench_compute(repeats=1, device="cuda", cases=(("mlp", "tiny", 4),))
+    got = {f.metric: f.value for f in figures if f.case.startswith("mlp")}
     assert all(got[f"{m}_seconds"] > 0 for m in ("float32", "tf32", "bf16-autocast"))
     assert got["modelled_seconds"] > 0 and got["float32_priced_seconds"] >= got["modelled_seconds"]
+    presets = {(f.case, f.metric): f.value for f in figures if f.case.startswith("gpt2")}
+    assert presets[("gpt2-124m x8", "bf16-autocast_seconds")] > 0 and presets[("gpt2-124m x8", "estimate_seconds")] > 0
