@@ -46,6 +46,9 @@ class Count:
     """FLOPs of the matching backward (None: no example input given)."""
     samples: int | None
     """The example input's leading dimension: samples the FLOPs are for."""
+    tensor_names: tuple[str, ...] = ()
+    """The trainable parameters' names, in the order of tensor_shapes (Muon's rule of which are hidden
+    matrices reads them)."""
 
     @property
     def params(self) -> int:
@@ -87,11 +90,12 @@ def count_on_meta(build: Callable[[], Any], where: str) -> Count:
     if not isinstance(module, nn.Module):
         raise LionsimError(f"bad {where}: it returned {a_type(module)}; accepted: an nn.Module or "
                            "(module, example_input)")
-    shapes = [tuple(p.shape) for p in module.parameters() if p.requires_grad]
+    named = [(name, tuple(p.shape)) for name, p in module.named_parameters() if p.requires_grad]
+    shapes, names = [shape for _, shape in named], tuple(name for name, _ in named)
     if not shapes:
         raise LionsimError(f"bad {where}: the module has no trainable parameters")
     if example is None:
-        return Count(shapes, None, None, None)
+        return Count(shapes, None, None, None, names)
     inputs = example if isinstance(example, (tuple, list)) else (example,)
     if not inputs or not all(isinstance(t, Tensor) and t.dim() >= 1 for t in inputs):
         raise LionsimError(f"bad {where}: the example input must be a tensor (or a tuple of tensors) whose first "
@@ -110,7 +114,8 @@ def count_on_meta(build: Callable[[], Any], where: str) -> Count:
     except Exception as e:
         raise LionsimError(f"bad {where}: forward and backward of the example input {tuple(inputs[0].shape)} on "
                            f"the meta device raised {one_line(e)}") from None
-    return Count(shapes, float(forward.get_total_flops()), float(backward.get_total_flops()), int(inputs[0].shape[0]))
+    return Count(shapes, float(forward.get_total_flops()), float(backward.get_total_flops()), int(inputs[0].shape[0]),
+                 names)
 
 
 def _tensors(output: Any) -> list[Tensor]:
@@ -181,6 +186,10 @@ class CountedShape:
     def tensor_shapes(self) -> list[tuple[int, ...]]:
         shapes = self.count.tensor_shapes
         return [tensorflow_layout(s) for s in shapes] if self.layout == "tensorflow" else shapes
+
+    @property
+    def tensor_names(self) -> list[str]:
+        return list(self.count.tensor_names)
 
     @property
     def training_flops_per_unit(self) -> float:

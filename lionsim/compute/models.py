@@ -92,6 +92,9 @@ class ModelShape(Protocol):
     @property
     def tensor_shapes(self) -> list[tuple[int, ...]]: ...
 
+    @property
+    def tensor_names(self) -> list[str]: ...
+
 
 def _validate(name: str, mlp: str, norm: str, sizes: dict[str, int]) -> None:
     if mlp not in ("gelu", "swiglu"):
@@ -163,6 +166,16 @@ class DecoderShape:
         return shapes + ([] if self.tied_embeddings else [(self.vocab_size, d)])
 
     @property
+    def tensor_names(self) -> list[str]:
+        """A name per tensor_shapes entry, as the model's module would name it where a rule reads names
+        (Muon's hidden matrices: not the embeddings, positions or the head)."""
+        per_block = len(block_shapes(self.d_model, self.d_ff, mlp=self.mlp, norm=self.norm, bias=self.bias))
+        names = ["tok_embed.weight"] + (["pos_embed.weight"] if self.learned_positions else [])
+        names += [f"blocks.{i}.{j}" for i in range(self.n_layer) for j in range(per_block)]
+        names += [f"norm.{j}" for j in range(norm_tensors(self.norm))]
+        return names + ([] if self.tied_embeddings else ["head.weight"])
+
+    @property
     def tensors(self) -> int:
         """Parameter tensors: embeddings, blocks, final norm, an untied head."""
         blocks = self.n_layer * block_tensors(mlp=self.mlp, norm=self.norm, bias=self.bias)
@@ -228,6 +241,15 @@ class ViTShape:
         shapes = [(d, self.channels, p, p), (d,), (1, 1, d), (1, self.patches + 1, d)]
         shapes += self.n_layer * block_shapes(d, self.d_ff, mlp="gelu", norm="layernorm", bias=True)
         return shapes + [(d,)] * 2 + [(self.num_classes, d), (self.num_classes,)]
+
+    @property
+    def tensor_names(self) -> list[str]:
+        """A name per tensor_shapes entry (lionsim's ViT module's: the patch embedding, class token and
+        positions, blocks, final norm, head)."""
+        per_block = len(block_shapes(self.d_model, self.d_ff, mlp="gelu", norm="layernorm", bias=True))
+        names = ["patch_embed.weight", "patch_embed.bias", "cls_token", "pos_embed"]
+        names += [f"blocks.{i}.{j}" for i in range(self.n_layer) for j in range(per_block)]
+        return names + ["norm.weight", "norm.bias", "head.weight", "head.bias"]
 
     @property
     def tensors(self) -> int:

@@ -212,10 +212,12 @@ def newton_schulz() -> str:
 
     model, workers = MODELS.get("llama-7b"), 8
     muon, dist = (probe(run, params=model.params, tensors=model.tensors, workers=workers,
-                        shapes=model.tensor_shapes).update_flops for run in parse_runs(["muon", "muon-dist"]))
+                        shapes=model.tensor_shapes, names=model.tensor_names).update_flops
+                 for run in parse_runs(["muon", "muon-dist"]))
     return ("\n" + wrap("The \"encode + decode + update\" of muon, muon-dist, dion and muloco holds their matrix "
-                        "FLOPs (`Strategy.update_flops`): Muon's Newton-Schulz, 20 m^2 n + 10 m^3 per m x n matrix "
-                        f"(m <= n), {f'{muon:.2g}'.replace('e+', 'e')} FLOPs a step for LLaMA-7B, "
+                        "FLOPs (`Strategy.update_flops`): Muon's Newton-Schulz, 20 m^2 n + 10 m^3 per m x n hidden "
+                        "matrix (m <= n; not the embedding or the head, which train with AdamW), "
+                        f"{f'{muon:.2g}'.replace('e+', 'e')} FLOPs a step for LLaMA-7B, "
                         f"{compute_time(muon, DEVICES.get('h100'), 0.4):.2g} s at 40% of an H100; muon-dist's "
                         f"busiest worker does {dist / muon:.0%} of it ({workers} workers; the matrices are dealt "
                         "whole, so not quite an eighth); muloco runs it at every inner step. At one sample per "

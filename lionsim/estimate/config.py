@@ -155,6 +155,8 @@ class Resolved:
     spread: ComputeSpread | None = None
     shapes: list[tuple[int, ...]] | None = None
     """The model preset's tensor shapes (None with --params)."""
+    names: list[str] | None = None
+    """Their names, where the model says them (a preset's, a counted module's), else None."""
     options: dict = dataclasses.field(default_factory=dict)
     """The strategy options given (EstimateConfig.options), and momentum_sync where given; with --from-run,
     each option the estimate reads that was not given is the one its run trained with (trained_options)."""
@@ -202,7 +204,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     flops_per_unit = None
     if is_spec(cfg.model):
         name, count = counted_model(cfg.model)
-        shapes = count.tensor_shapes
+        shapes, names = count.tensor_shapes, list(count.tensor_names) or None
         params, tensors, sample, flops_per_unit = count.params, len(shapes), count.samples, count.training_flops_per_sample
         if params > MAXIMA["params"]:
             raise LionsimError(f"bad --model {cfg.model}: {params:.3g} parameters; accepted: up to 1e15")
@@ -212,11 +214,11 @@ def resolve(cfg: EstimateConfig) -> Resolved:
                                f"{SPEC_FORMS}{MODELS.suggest(cfg.model)}")
         shape = MODELS.get(cfg.model)  # an alias (gpt2-medium) is priced and labelled as its preset
         name, params, tensors, sample = shape.name, shape.params, shape.tensors, shape.tokens_per_sample
-        shapes = shape.tensor_shapes
+        shapes, names = shape.tensor_shapes, shape.tensor_names
         flops_per_unit = getattr(shape, "training_flops_per_unit", None)  # counted presets (resnet*)
     else:
         name, params, tensors, sample = "params", _positive_int("params", cfg.params), 1, None
-        shapes = None
+        shapes = names = None
     if cfg.tensors is not None:
         tensors = _positive_int("tensors", cfg.tensors)
     if tensors > params:  # every tensor holds at least one parameter
@@ -300,6 +302,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     resolved = Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,
+        names=names if cfg.tensors is None else None,
         options=options,
         overlap=overlap, algorithm=algorithm,
         baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels, optimizer=optimizer,

@@ -70,11 +70,14 @@ class _OneOfMany:
 
 
 def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "zero",
-          shapes: list[tuple[int, ...]] | None = None, options: dict | None = None) -> Probe:
+          shapes: list[tuple[int, ...]] | None = None, names: list[str] | None = None,
+          options: dict | None = None) -> Probe:
     """Build `run`'s strategy on a stand-in layout and read its payload spec for `params` parameters
     (of the tensor `shapes` of a model preset, when known); `options`: strategy options given (by
     flag key or NAME.FIELD)."""
-    layout = ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
+    # named as the model's tensors where known (Strategy.tensor_names: Muon leaves the embeddings to AdamW)
+    standin = names if names is not None and len(names) == tensors else [f"t{i}" for i in range(tensors)]
+    layout = ParamLayout(names=list(standin), numels=[1] * tensors,
                          segment_ids=torch.arange(tensors))
     options = dict(options or {})
     sync = options.pop("momentum_sync", None)  # common to the Lion family; the others are unaffected
@@ -125,7 +128,7 @@ def probe_resolved(r, run: RunSpec, workers: int | None = None) -> Probe:
     """`run` of a resolved estimate `r` probed on `workers` workers (None: r's): its model, tie rule
     and options, as every pricing of `r` takes them."""
     return probe(run, params=r.params, tensors=r.tensors, workers=r.workers if workers is None else workers,
-                 tie=r.tie, shapes=r.shapes, options=r.options)
+                 tie=r.tie, shapes=r.shapes, names=r.names, options=r.options)
 
 
 def issued_calls(r) -> set[tuple[str, str]]:

@@ -38,7 +38,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.core.form import TRAINING, between, option
 from lionsim.strategies.core.inner import InnerOptimizer
-from lionsim.strategies.muon import hidden, matrix_shape
+from lionsim.strategies.muon import hidden, hidden_shapes, matrix_shape
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 from lionsim.transports.lowrank_allreduce import LowRank, Matrix, orthogonalize_
@@ -140,14 +140,13 @@ class Dion(Strategy):
         return self._spec(self.layout.numel, [(m.rows, m.cols, m.rank) for m in self.matrices])
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
-        """Every 2+-dim tensor as a hidden matrix (`estimate` knows a preset's shapes, not its names)."""
+        """Every hidden matrix (by name where the model says them: Muon's rule) as factors."""
         matrices = []
-        for s in shapes:
-            if len(s) >= 2:
-                rows, cols = matrix_shape(s)
-                r = dion_rank(rows, cols, self.opts.rank_fraction)
-                if compressed(rows, cols, r):
-                    matrices.append((rows, cols, r))
+        for s in hidden_shapes(shapes, self.tensor_names(shapes)):
+            rows, cols = matrix_shape(s)
+            r = dion_rank(rows, cols, self.opts.rank_fraction)
+            if compressed(rows, cols, r):
+                matrices.append((rows, cols, r))
         return self._spec(sum(math.prod(s) for s in shapes), matrices)
 
     @staticmethod
@@ -158,7 +157,7 @@ class Dion(Strategy):
                            columns=sum(r for _, _, r in matrices), matrices=len(matrices))
 
     def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
-        return sum(dion_flops(s, self.opts.rank_fraction) for s in shapes if len(s) >= 2)
+        return sum(dion_flops(s, self.opts.rank_fraction) for s in hidden_shapes(shapes, self.tensor_names(shapes)))
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         values = grads.clone()  # the rest travels as gradients

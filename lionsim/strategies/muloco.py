@@ -15,8 +15,9 @@ a 2-bit outer pseudo-gradient with error feedback.
 Which tensors are coded: every one but the norms (a name part with "norm", or starting with ln or
 bn) and the embeddings, position tables and head (a name with embed, tok, pos or head), biases
 included, as QuantizedOuterSGD with skip_norm_quantization and skip_embedding_quantization (its
-rule: "norm" in the name; "embedding" or "output.weight" in it). `estimate` knows only a preset's
-shapes: it codes every 2+-dim tensor and sends the vectors in fp32 (a LLaMA's vectors are all norms).
+rule: "norm" in the name; "embedding" or "output.weight" in it). `estimate` applies the rule to a
+preset's tensor names and a counted module's; with --params alone it codes every 2+-dim tensor and
+sends the vectors in fp32.
 
 Q, row-wise statistical with 4 bins (BatchedRowiseQuantizationCompressor(4, 6)): per row of the
 tensor viewed as [shape[0], rest] (a vector: one row), shift = its mean, sigma its centred norm /
@@ -55,8 +56,8 @@ from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.core.form import PAST_WARMUP, TRAINING, between, option
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.local_steps import AuthorsH, LocalSteps
-from lionsim.strategies.muon import (NOT_HIDDEN, NS_WHY, PRECISIONS, hidden, matrix_shape, newton_schulz,
-                                     newton_schulz_flops, newton_schulz_launches)
+from lionsim.strategies.muon import (NOT_HIDDEN, NS_WHY, PRECISIONS, hidden, hidden_shapes, matrix_shape,
+                                     newton_schulz, newton_schulz_flops, newton_schulz_launches)
 from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -265,17 +266,21 @@ class MuLoCo(LocalSteps):
         return PayloadSpec(kind="dense", numel=int(self.raw.numel()))
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
-        """Every 2+-dim tensor as a hidden matrix and coded, every vector as a norm (`estimate` knows a
-        preset's shapes, not its names); the all-gathers are sized for them too."""
-        self.sizes = self._sizes([s for s in shapes if len(s) >= 2])
-        return PayloadSpec(kind="dense", numel=sum(math.prod(s) for s in shapes if len(s) < 2))
+        """The coded tensors' codes and tables (the all-gathers, sized for them) and the rest in fp32:
+        by name where the model says them (coded), else every 2+-dim tensor coded and every vector sent
+        whole (--params names nothing; a LLaMA's vectors are all norms)."""
+        names = self.tensor_names(shapes)
+        sent_coded = [coded(names[i]) if names else len(s) >= 2 for i, s in enumerate(shapes)]
+        self.sizes = self._sizes([s for s, c in zip(shapes, sent_coded) if c])
+        return PayloadSpec(kind="dense", numel=sum(math.prod(s) for s, c in zip(shapes, sent_coded) if not c))
 
     def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
-        """The inner Muon's Newton-Schulz, every step."""
-        return sum(newton_schulz_flops(matrix_shape(s), len(NS_COEFFICIENTS)) for s in shapes if len(s) >= 2)
+        """The inner Muon's Newton-Schulz on its hidden matrices, every step."""
+        return sum(newton_schulz_flops(matrix_shape(s), len(NS_COEFFICIENTS))
+                   for s in hidden_shapes(shapes, self.tensor_names(shapes)))
 
     def update_launches(self, shapes: list[tuple[int, ...]]) -> int:
-        return sum(newton_schulz_launches(len(NS_COEFFICIENTS)) for s in shapes if len(s) >= 2)
+        return len(hidden_shapes(shapes, self.tensor_names(shapes))) * newton_schulz_launches(len(NS_COEFFICIENTS))
 
     def extra_calls(self, step: int) -> list[CollectiveCall]:
         if self.workers == 1 or step % self.local_steps or not self.sizes[0]:

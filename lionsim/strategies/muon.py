@@ -25,9 +25,9 @@ iteration (m <= n) and matrix, are priced in `estimate`'s update (Strategy.updat
                 1/W of the Newton-Schulz work per worker, plus that all-gather (fp32).
 
 Which tensors are hidden matrices: 2+ dims and a name without embed, tok, pos or head (the
-authors' advice: embeddings and the output layer train better with AdamW). `estimate` knows
-only a preset's shapes, so it prices every 2+-dim tensor as a matrix (LLaMA-7B: about 3% more
-Newton-Schulz FLOPs than the embedding and head left out).
+authors' advice: embeddings and the output layer train better with AdamW). `estimate` applies the
+same rule to a preset's tensor names (ModelShape.tensor_names) and a counted module's; with --params
+alone, which names nothing, every 2+-dim tensor counts as a matrix.
 """
 
 from __future__ import annotations
@@ -125,6 +125,11 @@ def hidden(name: str, shape: tuple[int, ...]) -> bool:
     return len(shape) >= 2 and not any(part in name.lower() for part in NOT_HIDDEN)
 
 
+def hidden_shapes(shapes: list[tuple[int, ...]], names: list[str] | None) -> list[tuple[int, ...]]:
+    """The hidden matrices among tensors of `shapes`: by `names` where given, else every 2+-dim one."""
+    return [s for i, s in enumerate(shapes) if (hidden(names[i], s) if names else len(s) >= 2)]
+
+
 @dataclass(frozen=True, slots=True)
 class Matrix:
     """One hidden matrix of the flat layout."""
@@ -198,12 +203,17 @@ class Muon(Strategy):
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
         return PayloadSpec(kind="dense", numel=sum(math.prod(s) for s in shapes))
 
+    def hidden_shapes(self, shapes: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """The hidden matrices among `shapes`: by their names where known (tensor_names), else every
+        2+-dim tensor (see the module doc)."""
+        return hidden_shapes(shapes, self.tensor_names(shapes))
+
     def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
-        """Newton-Schulz on every 2+-dim tensor (names unknown to `estimate`: see the module doc)."""
-        return sum(newton_schulz_flops(s, self.opts.ns_steps) for s in shapes if len(s) >= 2)
+        """Newton-Schulz on every hidden matrix."""
+        return sum(newton_schulz_flops(s, self.opts.ns_steps) for s in self.hidden_shapes(shapes))
 
     def update_launches(self, shapes: list[tuple[int, ...]]) -> int:
-        return sum(newton_schulz_launches(self.opts.ns_steps) for s in shapes if len(s) >= 2)
+        return len(self.hidden_shapes(shapes)) * newton_schulz_launches(self.opts.ns_steps)
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         return Payload(self.payload_spec(), grads)
@@ -247,7 +257,7 @@ class MuonDistributed(Muon):
 
     def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
         """The busiest worker's share of the Newton-Schulz work."""
-        matrices = [s for s in shapes if len(s) >= 2]
+        matrices = self.hidden_shapes(shapes)
         work = [0.0] * self.workers
         for s, owner in zip(matrices, owners(matrices, self.workers)):
             work[owner] += newton_schulz_flops(s, self.opts.ns_steps)
@@ -255,7 +265,7 @@ class MuonDistributed(Muon):
 
     def update_launches(self, shapes: list[tuple[int, ...]]) -> int:
         """The busiest worker's matrices' kernels (the most matrices one worker owns)."""
-        matrices = [s for s in shapes if len(s) >= 2]
+        matrices = self.hidden_shapes(shapes)
         mine = [0] * self.workers
         for owner in owners(matrices, self.workers):
             mine[owner] += 1
@@ -263,8 +273,8 @@ class MuonDistributed(Muon):
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
         """What it sends for tensors of these shapes; its all-gather is sized for them too (`estimate`
-        knows a preset's shapes only, so every 2+-dim tensor counts as a matrix)."""
-        self.share = gathered_share([s for s in shapes if len(s) >= 2], self.workers)
+        applies the name rule where the model names its tensors: hidden_shapes)."""
+        self.share = gathered_share(self.hidden_shapes(shapes), self.workers)
         return super().spec_for(shapes)
 
     def extra_calls(self, step: int) -> list[CollectiveCall]:

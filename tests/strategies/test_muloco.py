@@ -127,7 +127,8 @@ def test_estimate_prices_the_inner_newton_schulz_every_step(monkeypatch):
     from lionsim.estimate import EstimateConfig, estimate
 
     shapes = MODELS.get("llama-7b").tensor_shapes
-    flops = sum(5 * (4 * min(s) ** 2 * max(s) + 2 * min(s) ** 3) for s in shapes if len(s) == 2)
+    hidden = shapes[1:-1]  # the embedding (first) and the untied head (last) stay with AdamW, sent whole
+    flops = sum(5 * (4 * min(s) ** 2 * max(s) + 2 * min(s) ** 3) for s in hidden if len(s) == 2)
     cfg = EstimateConfig(model="llama-7b", strategies=["muloco"], workers=8, network="1gbe")
     row = next(estimate(cfg).itertuples())
     monkeypatch.setattr(STRATEGIES.get("muloco"), "update_flops", lambda self, shapes: 0.0)
@@ -135,10 +136,11 @@ def test_estimate_prices_the_inner_newton_schulz_every_step(monkeypatch):
     memory_only = next(estimate(cfg).itertuples())
     assert row.local_steps == 30
     assert row.update_s - memory_only.update_s == pytest.approx(compute_time(flops, DEVICES.get("h100")), rel=1e-9)
-    # one round: per worker (N - 1) messages of the 2-bit codes and tables, the vectors' fp32 all-reduce
-    codes = sum(math.ceil(math.prod(s) / 4) + 4 * (5 + 5 * s[0]) for s in shapes if len(s) == 2)
-    vectors = sum(math.prod(s) for s in shapes if len(s) < 2)
-    assert row.wire_bytes * 30 == pytest.approx(7 * codes + 2 * 7 / 8 * 4 * vectors, rel=1e-3)
+    # one round: per worker (N - 1) messages of the 2-bit codes and tables, the fp32 all-reduce of the
+    # rest (the norms, the embedding and the head)
+    codes = sum(math.ceil(math.prod(s) / 4) + 4 * (5 + 5 * s[0]) for s in hidden if len(s) == 2)
+    whole = sum(math.prod(s) for s in shapes if len(s) < 2) + math.prod(shapes[0]) + math.prod(shapes[-1])
+    assert row.wire_bytes * 30 == pytest.approx(7 * codes + 2 * 7 / 8 * 4 * whole, rel=1e-3)
 
 
 @pytest.mark.parametrize("argv", [["-s", "muloco", "--muloco-error-decay", "1.5"],

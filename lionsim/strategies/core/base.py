@@ -243,6 +243,15 @@ class Strategy(ABC):
         to the update at the device's peak x mfu. 0: its rule and update are elementwise."""
         return 0.0
 
+    def tensor_names(self, shapes: list[tuple[int, ...]]) -> list[str] | None:
+        """The names of the tensors of `shapes` (spec_for's, update_flops'), where known: estimate builds
+        the strategy on a layout named as the model's tensors when the model says them (a preset, a
+        counted module); None otherwise (--params, or a layout of stand-in names "t0", "t1", ...)."""
+        names = list(self.layout.names)
+        if len(names) != len(shapes) or names == [f"t{i}" for i in range(len(names))]:
+            return None
+        return names
+
     def update_launches(self, shapes: list[tuple[int, ...]]) -> int:
         """Kernels that matrix work launches a step (Muon's Newton-Schulz: 44 a matrix): `estimate` prices
         update_flops at no less than these x the device's kernel_s. 0: not counted, no floor."""
