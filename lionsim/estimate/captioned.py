@@ -47,7 +47,14 @@ def precision_note(frame: pd.DataFrame, bare: set[str] = frozenset()) -> str:
         if issubclass(TRANSPORTS.get(transport), FloatAllReduce):
             floats.setdefault(transport, []).append(f"{strategy}@{transport}")
     named = [label for labels in floats.values() for label in labels if label in bare]
-    if len(floats) < 2 or not named:  # every transport spelled out: the mix was asked for, the run column says it
+    if not named:  # every transport spelled out: what was asked for, the run column says it
+        return ""
+    if len(floats) == 1 and TRANSPORTS.get(next(iter(floats))).bits == 32:  # all fp32, from bare names: say so
+        return (f"fp32 gradients all-reduced: a bare -s NAME is its strategy's own transport "
+                f"({', '.join(label.replace('@', ': ') for label in named)}, as bench trains "
+                f"{'it' if len(named) == 1 else 'them'}); large-model trainers all-reduce bf16, half the bytes: "
+                f"-s {named[0].split('@')[0]}@bf16-allreduce prices that.")
+    if len(floats) < 2:
         return ""
     runs = ", ".join(f"{' and '.join(labels)} {transport.split('-')[0]}" for transport, labels in floats.items())
     return (f"Mixed precisions: {runs} gradients all-reduced. A bare -s NAME is its strategy's own transport "

@@ -38,7 +38,7 @@ class StepKind:
     spec: PayloadSpec | None
     extra_calls: tuple[CollectiveCall, ...]
     phase: str
-    """The strategy's name for it (Strategy.phase), "+ sync" where it adds collectives of its own."""
+    """The strategy's name for it (Strategy.phase), "+ sync" where it syncs the momenta (--momentum-sync)."""
 
 
 def run_steps(steps: int | None, tokens: int | None, tokens_per_worker: int, workers: int) -> int | None:
@@ -114,7 +114,10 @@ class KindCount:
             if phase == "steady" and spec is not None and spec != steady:  # DGC's stages: a warm-up by spec alone
                 phase = "warm-up"
             extra = tuple(at_scale(c, steady.numel / strategy.layout.numel) for c in calls)
-            kinds[StepKind(spec=spec, extra_calls=extra, phase=phase + (" + sync" if extra else ""))] += count
+            # a momentum sync's steps are told apart; a strategy's own calls (muon-dist's all-gather, MuLoCo's
+            # codes on its sync steps) are its phase's, not a "sync" of their own ("sync + sync", "steady + sync")
+            synced = any(c.label == SYNC_LABEL for c in extra)
+            kinds[StepKind(spec=spec, extra_calls=extra, phase=phase + (" + sync" if synced else ""))] += count
         return kinds
 
     def _key(self, kind: tuple) -> tuple:

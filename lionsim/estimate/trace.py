@@ -3,8 +3,8 @@
 Every worker of an estimate runs the same step, so each run is one process, "every worker":
 its step on the compute and comm lanes as lionsim.steptime.lanes lays it out (buckets over
 backward, each collective named by op, size and the algorithm that priced it). A local-step
-strategy (localsgd, diloco*) shows its sync step, then one of its H - 1 local steps (whose rule,
-booked in encode_s, is drawn as "inner step": nothing is encoded there); a momentum
+strategy (localsgd, diloco*) shows its sync step, then one of its H - 1 local steps (whose update,
+the inner optimizer's step, is drawn as "inner step"); a momentum
 sync every K steps (--momentum-sync every:K), a step without it, then the step with it. The
 even step is drawn: with --compute-spread the expected step of estimate.csv is a mean over
 the slowest worker's factor, not one timeline (otherData says so).
@@ -21,8 +21,8 @@ from lionsim.reports.trace import Track, trace_text
 from lionsim.steptime.lanes import COMPUTE, Span, modelled_lanes, step_end
 
 INNER_STEP = "inner step"
-"""A local step's compute before its (absent) exchange: estimate.csv books it in encode_s, the
-strategy's local rule, which on a local step is the inner optimizer's step alone."""
+"""A local step's update: estimate.csv books the inner optimizer's step in update_s, as training
+books it (LocalSteps.encode)."""
 
 
 def estimate_trace(cfg: EstimateConfig, r: Resolved | None = None) -> str:
@@ -45,8 +45,8 @@ def estimate_trace(cfg: EstimateConfig, r: Resolved | None = None) -> str:
         for name, local, drawn, about in steps:
             work, pricing = step_inputs(r, run, drawn, flops, workers, network, local)
             step = modelled_lanes(work=work, factors=[1.0], **pricing)[0]  # every worker alike
-            if local:  # nothing is encoded on a local step: its rule is the inner optimizer's step
-                step = [dataclasses.replace(s, name=INNER_STEP) if (s.lane, s.name) == (COMPUTE, "encode") else s
+            if local:  # a local step's update is the inner optimizer's step
+                step = [dataclasses.replace(s, name=INNER_STEP) if (s.lane, s.name) == (COMPUTE, "update") else s
                         for s in step]
             end = step_end(step)
             spans.append(Span("step", name, at, end, about))

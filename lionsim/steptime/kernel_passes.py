@@ -132,10 +132,10 @@ def part_ops(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int
     codec = each_tensor if per_tensor else (lambda ops: ops)
     rule = ((own.rule_step.kernels(optimizer, tensors, params) if own.rule_step else ()) + codec(own.rule_ops)
             if declared else _ideal_rule(own, spec))
-    if local:
+    if local:  # the inner optimizer's step: an update, as training books it (LocalSteps.encode)
         if own.rule_step is not None:
-            return own.rule_step.kernels(optimizer, tensors, params), (), ()
-        return (Op(FLOAT, local_step_bytes or 0.0, "a local step, as its ideal pass"),), (), ()
+            return (), (), own.rule_step.kernels(optimizer, tensors, params)
+        return (), (), (Op(FLOAT, local_step_bytes or 0.0, "a local step, as its ideal pass"),)
     if workers == 1:  # nothing packed: the payload is the aggregate
         pack, unpack, decoded = (), (), None
         aggregate = F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8

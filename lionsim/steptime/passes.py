@@ -97,7 +97,7 @@ def pass_bytes(strategy: DeclaresBytes, transport: str, spec: PayloadSpec, worke
     if local:
         if cls.local_step_bytes is None:
             raise LionsimError(no_local_step_bytes(cls))
-        return PassBytes(encode=cls.local_step_bytes, decode=0.0, update=0.0)
+        return PassBytes(encode=0.0, decode=0.0, update=cls.local_step_bytes)  # the inner optimizer's step
     if cls.bytes is None:
         raise LionsimError(no_bytes(cls))
     own = cls.bytes

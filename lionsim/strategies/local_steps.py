@@ -150,6 +150,17 @@ class LocalSteps(Strategy):
             return ""  # a workload's tuned H (bench), or the authors' own
         return f"H = {authors.steps} ({authors.source})"
 
+    def scale_note(self) -> str:
+        """H, where not given and not its authors' at scale (a short bench's, or its workload's tuned one)."""
+        from lionsim.strategies.core.form import option_spec
+
+        authors, spec = self.authors_h, option_spec(self.name, self.Options, "local_steps")
+        if authors is None or spec.given_in(self.cfg.options) or str(self.local_steps) == authors.steps:
+            return ""
+        return (f"{self.name}: H = {self.local_steps}, lionsim's default for a short bench; its authors train with "
+                f"H = {authors.steps} at scale ({authors.source}): --local-steps sets it (estimate --from-run prices "
+                "the H a run trained with)")
+
     def start(self, params: Tensor) -> None:
         self.replicas = params.expand(self.local, -1).clone()  # [w, P]
 
@@ -181,7 +192,10 @@ class LocalSteps(Strategy):
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
         self.steps += 1
-        self.inner.step(self.replicas, grads)  # every worker on its own replica, with its own state
+        # every worker on its own replica, with its own state: the optimizer's step, booked as an
+        # update (one worker's share of the w rows, as the momentum sync books its copies), not a codec
+        with clock.section("update", scale=1 / self.local):
+            self.inner.step(self.replicas, grads)
         if not self.syncing():
             return None
         delta = params.unsqueeze(0) - self.replicas  # [w, P]: the outer gradient

@@ -289,7 +289,8 @@ class StreamingDiLoCo(DiLoCo):
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
         self.steps += 1
-        self.inner.step(self.replicas, grads)
+        with clock.section("update", scale=1 / self.local):  # the inner optimizer's step (LocalSteps.encode)
+            self.inner.step(self.replicas, grads)
         if not self.sends(self.steps):
             return None
         ranges = self.current()

@@ -129,6 +129,9 @@ class RunRecord:
     built_note: str = ""
     """Where the strategy was built otherwise than its options read (Strategy.built_note): one
     of the notes under the run's table."""
+    scale_note: str = ""
+    """Where a default tuned for lionsim's short runs is not what its authors use at scale
+    (Strategy.scale_note: a local-step method's H): one of the notes under the run's table."""
     option_notes: tuple[str, ...] = ()
     """Where an option the run was given did not act as its value reads: capped (Strategy.capped_note)
     or never reached past the warm-up (lionsim.strategies.core.unacted); more notes under its table."""
@@ -191,6 +194,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     shapes = tuple(tuple(shape) for shape in layout.shapes) if layout.shapes else tuple((n,) for n in layout.numels)
     record = RunRecord(run=run, hyper=strategy.hyper, transport=transport, spec=strategy.payload_spec(),
                        params=layout.numel, shapes=shapes, built_note=strategy.built_note(),
+                       scale_note=strategy.scale_note(),
                        option_notes=tuple(note for note in (strategy.capped_note(), unacted_note(strategy, steps))
                                           if note),
                        warmup_until=first_past_warmup(strategy, steps),

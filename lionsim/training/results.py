@@ -118,6 +118,7 @@ class Results:
         per_node = self.network.workers_per_node
         notes = list(dict.fromkeys(note for r in self.runner.records
                                    for note in (footnote_on(r.transport, r.spec, workers, per_node), r.built_note,
+                                                r.scale_note,
                                                 *r.option_notes,
                                                 abstention_note(r.run.label, r.transport,
                                                                 [s.sent.spec for s in r.steps if s.sent is not None],

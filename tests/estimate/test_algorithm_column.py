@@ -245,3 +245,22 @@ def test_phases_nccl_does_not_run_are_said_to_be_lionsims_own_plans():
     assert not any("lionsim's own plans" in line for line in algorithm_notes(flat, "workers"))
     ideal = run_sweep(dataclasses.replace(cfg, traits="ideal"), "workers=8,16,32,64").rows
     assert not any("lionsim's own plans" in line for line in algorithm_notes(ideal, "workers"))
+
+
+def test_a_flip_that_slows_a_step_below_the_tables_digits_is_not_said():
+    """A new user read "its step slows from 53.2 ms at 8.11 GB/s to 53.2 ms at 15.2 GB/s"."""
+    import pandas as pd
+
+    from lionsim.estimate.algorithm_note import _slower_flips
+
+    run = pd.DataFrame({"step_s": [0.05320, 0.05321, 0.0600]})
+    keys = [("ring", False), ("tree", False), ("ring", False)]
+    assert _slower_flips(run, keys) == [(2, 0.05321, 0.0600)]
+
+
+def test_a_strategys_own_calls_are_no_sync_phase_of_their_own():
+    """report.md said "steady + sync 33" of muon-dist (its all-gather) and "sync + sync 21" of muloco
+    (its codes' all-gathers): only a momentum sync's steps are "+ sync"."""
+    frame = estimate(EstimateConfig(model="gpt2-124m", strategies=["muon-dist", "muloco", "dlion-mavo"], workers=4,
+                                    network="10gbe", steps=60, momentum_sync="every:4"))
+    assert list(frame.run_phases) == ["steady 60", "local 58; sync 2", "steady 45; steady + sync 15"]

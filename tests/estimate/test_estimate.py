@@ -242,7 +242,7 @@ def test_a_profiles_unknown_device_is_one_line_where_estimate_reads_it(tmp_path,
     assert code == 0, err  # an explicit --device wins: the profile's device is not read
 
 
-def test_the_default_sets_caption_says_its_baseline_is_bf16_and_how_to_get_fp32_and_a_bare_adamw_says_nothing(capsys):
+def test_the_default_sets_caption_says_its_baseline_is_bf16_and_how_to_get_fp32(capsys):
     from lionsim.estimate.captioned import DEFAULT_BASELINE_NOTE
 
     argv = ["estimate", "--model", "gpt2-124m"]
@@ -256,7 +256,8 @@ def test_the_default_sets_caption_says_its_baseline_is_bf16_and_how_to_get_fp32_
     default = estimate(EstimateConfig(model="gpt2-124m"))
     bare = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw"]))
     assert default["baseline"].iloc[0] == "adamw@bf16-allreduce" and bare["baseline"].iloc[0] == "adamw@fp32-allreduce"
-    assert table_notes(default) == [DEFAULT_BASELINE_NOTE] and table_notes(bare) == []
+    assert table_notes(default) == [DEFAULT_BASELINE_NOTE]
+    assert [n.split(":")[0] for n in table_notes(bare)] == ["fp32 gradients all-reduced"]  # says what it priced
     assert DEFAULT_BASELINE_NOTE not in default.attrs["notes"]  # the rows' transports' footnotes only
 
 
@@ -311,6 +312,17 @@ def test_the_precision_note_names_the_bare_runs_of_this_table():
     assert "adamw, lion" not in note and "adamw: " not in note, note
     spelled = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw@fp32-allreduce", "adamw@bf16-allreduce"]))
     assert not any(n.startswith("Mixed") for n in spelled.attrs.get("caption_notes", ())), spelled.attrs
+
+
+def test_a_table_of_bare_fp32_runs_says_so_and_how_to_price_bf16():
+    """A new user's -s adamw -s muon priced fp32 gradients without a word (the default set's baseline
+    is adamw@bf16-allreduce): about 2x their bf16 step on a slow link."""
+    bare = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw", "muon"]))
+    (note,) = [n for n in bare.attrs["caption_notes"] if n.startswith("fp32 gradients")]
+    assert "(adamw: fp32-allreduce, muon: fp32-allreduce, as bench trains them)" in note, note
+    assert "-s adamw@bf16-allreduce prices that" in note, note
+    spelled = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw@fp32-allreduce"]))
+    assert not any(n.startswith("fp32") for n in spelled.attrs.get("caption_notes", ())), spelled.attrs
 
 
 @pytest.mark.parametrize(("replica", "gpus_per_node", "says"), [

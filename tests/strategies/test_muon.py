@@ -246,3 +246,18 @@ def test_estimate_reads_a_counted_modules_names(tmp_path):
         rows[func] = next(estimate(cfg).itertuples())
     ns = ns_flops(64, 64, 5) / (989e12 * 0.4)  # one 64 x 64 Newton-Schulz on the default h100
     assert rows["plain"].update_s - rows["named"].update_s == pytest.approx(max(ns, 44 * 10e-6), rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ["muon", "muon-dist", "dion"])
+def test_estimates_memory_counts_the_aux_adamw_over_what_it_steps(name):
+    """A new user was told muon needs 24.5 GiB where AdamW needs 19.6 (gpt2-1.3b): the aux AdamW's
+    moments were counted over every parameter. Muon holds its momentum ([P]) and AdamW's two moments
+    over the tensors that are no hidden matrix (embeddings, positions, vectors)."""
+    from lionsim.compute import MODELS
+    from lionsim.estimate import EstimateConfig, estimate
+
+    shapes = MODELS.get("gpt2-124m").tensor_shapes
+    total = sum(math.prod(s) for s in shapes)
+    aux = total - sum(math.prod(s) for s in shapes[2:] if len(s) >= 2)
+    row = next(estimate(EstimateConfig(model="gpt2-124m", strategies=[name], workers=4, network="10gbe")).itertuples())
+    assert row.memory_bytes == pytest.approx(total * (4 + 4 + 4 * 1) + 4 * 2 * aux, abs=8)

@@ -14,6 +14,7 @@ import pytest
 from lionsim.backends import SimComm
 from lionsim.errors import LionsimError
 from lionsim.estimate.run import KindCount, StepKind, at_scale, step_kinds
+from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
 from lionsim.forms import MomentumSync
 from lionsim.network import CollectiveCall
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
@@ -52,7 +53,7 @@ def configurations():
 
 def plain_kinds(strategy, steady, lengths, workers):
     """The reference: every step 1..max(lengths) walked, each made a kind as estimate prices it
-    (a spec other than the steady one in the steady phase is a warm-up, a step with own calls
+    (a spec other than the steady one in the steady phase is a warm-up, a step with a momentum sync
     "+ sync"); a copy of the count at each of `lengths`."""
     kinds, at = Counter(), {}
     for step in range(1, max(lengths) + 1):
@@ -62,7 +63,8 @@ def plain_kinds(strategy, steady, lengths, workers):
         phase = strategy.phase(step)
         if phase == "steady" and spec is not None and spec != steady:
             phase = "warm-up"
-        kinds[StepKind(spec=spec, extra_calls=calls, phase=phase + (" + sync" if calls else ""))] += 1
+        synced = any(c.label == SYNC_LABEL for c in calls)  # a momentum sync's step; a strategy's own calls are not
+        kinds[StepKind(spec=spec, extra_calls=calls, phase=phase + (" + sync" if synced else ""))] += 1
         if step in lengths:
             at[step] = Counter(kinds)
     return at

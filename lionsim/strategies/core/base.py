@@ -220,6 +220,11 @@ class Strategy(ABC):
         table; "" where it took none (the default here)."""
         return ""
 
+    def scale_note(self) -> str:
+        """bench's line where this run took a default tuned for lionsim's short runs that its authors set
+        otherwise at scale, given or not by the workload (a local-step method's H); "" here."""
+        return ""
+
     def built_note(self) -> str:
         """One line where this run was built otherwise than its options read, for the notes under
         bench's and estimate's tables (Streaming DiLoCo's default fragments on a model of fewer
