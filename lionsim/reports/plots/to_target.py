@@ -142,6 +142,14 @@ def _speedup_bands(frame: pd.DataFrame) -> bool:
     return any(speedup_band_text(row) != "-" for row in frame.itertuples(index=False))
 
 
+def _workers(first) -> str:
+    """The workers, and the nodes they make where a node holds several ("16 workers (2 nodes x 8)")."""
+    workers, per_node = int(first["workers"]), int(first.get("gpus_per_node", 1) or 1)
+    if per_node > 1 and workers % per_node == 0:
+        return f"{workers:,} workers ({workers // per_node:,} nodes x {per_node})"
+    return f"{workers:,} workers"
+
+
 def _has_band(frame: pd.DataFrame) -> bool:
     """Whether any run has a band wider than its figure (a whisker or shade is drawn)."""
     hi = frame["time_to_target_hi_s"]
@@ -172,7 +180,7 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     top = max(float(np.nanmax(frame["time_to_target_hi_s"].to_numpy(dtype=float), initial=0.0)),
               float(finite.max()) if len(finite) else 1.0)
     scale, unit = time_unit(top)
-    caption = _caption(first, f"{first['workers']:,} workers, {first['network']}",
+    caption = _caption(first, f"{_workers(first)}, {first['network']}",
                        "Whiskers" if _has_band(frame) else "") + _no_band_line(frame) + _extrapolated_line(frame) \
         + _unfit_line(frame) + ("\nIn brackets: the speedup's band, the baseline's time over the run's at both "
                                 "bands' low ends and at both high ends." if _speedup_bands(frame) else "")
@@ -181,7 +189,7 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     fig = Figure(figsize=(WIDTH, 1.6 + 0.55 * len(labels) + extra), dpi=DPI, layout="constrained")
     ax = fig.subplots()
     # over the whole figure, wrapped to it: over the axes alone (the run names take a third) it was cut
-    title_with_caption(fig, f"Modelled time to target: {model_name(first)}, {first['workers']:,} workers",
+    title_with_caption(fig, f"Modelled time to target: {model_name(first)}, {_workers(first)}",
                        f"{first['network']}, {first['device']}", caption)
     y = np.arange(len(labels))[::-1]
     for k, row in enumerate(frame.itertuples(index=False)):
@@ -233,7 +241,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     scale, unit = time_unit(float(np.nanmax(finite.to_numpy(dtype=float), initial=1.0)))
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
-    fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
+    fixed = (f"{_workers(first)}, " if variable != "workers" else "") + f"{first['network']}"
     replaced = replaced_workers(variable, frame["sweep_value"], workers)
     title_with_caption(fig, f"Modelled time to target against {variable}: {model_name(first)}",
                        f"{fixed}, {first['device']}" + (f"; {replaced}" if replaced else ""),
