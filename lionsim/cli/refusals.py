@@ -83,7 +83,11 @@ def _one_value(e, got: str) -> str:
 
 
 INSTEAD = {("sweep", "--resume"): "a sweep resumes by itself: rerun the same command and its finished cells are "
-                                  "kept (docs/outputs.md)"}
+                                  "kept (docs/outputs.md)",
+           ("bench", "--gpus-per-node"): "bench's nodes are its --network's: a preset of GPU nodes "
+                                         "(h100x8-10gbe, h100x8-100gbe, dgx-h100, ...: lionsim networks) or a profile "
+                                         "with workers_per_node (docs/backends.md, profile files); estimate and comm take "
+                                         "--gpus-per-node"}
 """Options users bring from another command that this one has no need of: what it does instead."""
 
 

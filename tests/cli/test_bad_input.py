@@ -393,3 +393,12 @@ def test_sweep_resume_says_a_sweep_resumes_by_itself(capsys):
     assert code == 2 and "Traceback" not in err
     assert ("no such option --resume for `lionsim sweep`: a sweep resumes by itself: rerun the same command and "
             "its finished cells are kept") in " ".join(err.split())
+
+
+def test_bench_gpus_per_node_says_where_benchs_nodes_come_from(capsys):
+    """A new user with 2 nodes of 8 H100 over 25 GbE typed estimate's --gpus-per-node to bench."""
+    code, _, err = run_cli(["bench", "-w", "mlp", "--gpus-per-node", "8"], capsys)
+    said = " ".join(err.split())
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) <= 3, err
+    assert "no such option --gpus-per-node for `lionsim bench`: bench's nodes are its --network's" in said
+    assert "workers_per_node" in said
