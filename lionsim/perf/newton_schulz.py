@@ -2,10 +2,10 @@
 
 `estimate` prices Muon's orthogonalisation (Strategy.update_flops: 4 m^2 n + 2 m^3 an iteration,
 m <= n, per matrix) at the device's bf16 peak x mfu, the FLOPs alone. This benchmark runs lionsim's
-newton_schulz (bf16, 5 iterations, muon.py's) on each distinct matrix shape of a model preset (every
-2+-dim tensor, as `estimate` counts them), on this CPU or the visible GPU, and prints per shape and in
+newton_schulz (bf16, 5 iterations, muon.py's) on each distinct hidden matrix shape of a model preset (not
+its embeddings or head, as `estimate` counts them), on this CPU or the visible GPU, and prints per shape and in
 all the measured seconds, the rate reached (TFLOP/s and its share of the bf16 peak) and the model's
-seconds. Each shape is timed as a step runs it: its matrices one after another (at most BATCH_CAP
+seconds (the FLOPs alone, and at least 44 launches a matrix as estimate prices them). Each shape is timed as a step runs it: its matrices one after another (at most BATCH_CAP
 of them), one wait at the end, so a GPU's launches overlap the previous matrix's kernels as they do in
 training; median of `repeats` after one dropped.
 """
@@ -26,9 +26,12 @@ GPU_MODELS = ("gpt2-124m", "gpt2-1.3b", "llama-7b")
 CPU_MODELS = ("gpt2-124m",)
 
 
-def shape_counts(shapes: list[tuple[int, ...]]) -> Counter:
-    """How many tensors of each 2+-dim shape (the matrices estimate prices)."""
-    return Counter(tuple(s) for s in shapes if len(s) >= 2)
+def shape_counts(shapes: list[tuple[int, ...]], names: list[str] | None = None) -> Counter:
+    """How many hidden matrices of each shape (the ones estimate prices: by `names` where given, else
+    every 2+-dim tensor; lionsim.strategies.muon.hidden_shapes)."""
+    from lionsim.strategies.muon import hidden_shapes
+
+    return Counter(tuple(s) for s in hidden_shapes(shapes, names))
 
 
 def time_shape(shape: tuple[int, ...], count: int, device: str, repeats: int,
@@ -58,7 +61,7 @@ def bench_newton_schulz(models: list[str], repeats: int = 5, device: str = "cpu"
     from lionsim.compute import DEVICES, MODELS
     from lionsim.compute.flops import compute_time
     from lionsim.perf.kernels import cpu_name, gpu_device
-    from lionsim.strategies.muon import newton_schulz_flops
+    from lionsim.strategies.muon import newton_schulz_flops, newton_schulz_launches
 
     name, machine, sync = "cpu", cpu_name(), None
     if device == "cuda":
@@ -68,8 +71,10 @@ def bench_newton_schulz(models: list[str], repeats: int = 5, device: str = "cpu"
            f"{'each call to its torch.cuda.synchronize()' if sync else 'machine as loaded at the time'}; {machine}")
     figures = []
     for model in models:
-        counts = shape_counts(MODELS.get(model).tensor_shapes)
+        shape = MODELS.get(model)
+        counts = shape_counts(shape.tensor_shapes, getattr(shape, "tensor_names", None))
         total_s = total_flops = 0.0
+        launches = newton_schulz_launches(NS_STEPS)
         for shape, count in counts.items():
             flops = newton_schulz_flops(shape, NS_STEPS)
             seconds = time_shape(shape, count, device, repeats, sync)
@@ -78,18 +83,29 @@ def bench_newton_schulz(models: list[str], repeats: int = 5, device: str = "cpu"
                         Figure("newton-schulz", case, "TFLOPs", flops * 1e-12 / seconds, how)]
             if preset is not None:
                 figures.append(Figure("newton-schulz", case, "modelled_seconds",
-                                      compute_time(flops, preset), f"FLOPs / ({name} bf16 peak x mfu {preset.mfu:g})"))
+                                      max(compute_time(flops, preset), launches * preset.kernel_s), priced(preset)))
             total_s += count * seconds
             total_flops += count * flops
         case = f"{model} step, all {sum(counts.values())}"
         figures += [Figure("newton-schulz", case, "seconds", total_s, how),
                     Figure("newton-schulz", case, "TFLOPs", total_flops * 1e-12 / total_s, how)]
         if preset is not None:
-            figures += [Figure("newton-schulz", case, "modelled_seconds", compute_time(total_flops, preset),
+            matrices = sum(counts.values())
+            figures += [Figure("newton-schulz", case, "modelled_seconds",
+                               max(compute_time(total_flops, preset), matrices * launches * preset.kernel_s),
+                               priced(preset)),
+                        Figure("newton-schulz", case, "flops_seconds", compute_time(total_flops, preset),
                                f"FLOPs / ({name} bf16 peak x mfu {preset.mfu:g})"),
                         Figure("newton-schulz", case, "share_of_peak", total_flops / total_s / preset.peak_flops,
                                f"measured rate over {name}'s bf16 peak ({preset.peak_flops / 1e12:g} TFLOP/s)")]
     return figures
+
+
+def priced(preset) -> str:
+    from lionsim.strategies.muon import newton_schulz_launches
+
+    return (f"as estimate prices it: FLOPs / ({preset.name} bf16 peak x mfu {preset.mfu:g}), at least "
+            f"{newton_schulz_launches(NS_STEPS)} kernels a matrix x {preset.kernel_s * 1e6:g} us")
 
 
 def print_newton_schulz(figures: list[Figure]) -> None:

@@ -26,6 +26,8 @@ def _by(figures, case, metric):
 def test_each_matrix_shape_is_counted_once_with_its_tensors():
     counts = ns.shape_counts(_Tiny.tensor_shapes)
     assert counts == {(8, 4): 2, (4, 8): 1, (2, 3, 5): 1}  # the vector is no matrix
+    names = ["blocks.0", "head.weight", "blocks.1", "norm", "blocks.2"]  # a head is no hidden matrix
+    assert ns.shape_counts(_Tiny.tensor_shapes, names) == {(8, 4): 1, (4, 8): 1, (2, 3, 5): 1}
 
 
 def test_a_cpu_run_times_every_shape_and_the_step_is_their_sum(tiny_model):
@@ -41,13 +43,15 @@ def test_a_cpu_run_times_every_shape_and_the_step_is_their_sum(tiny_model):
     assert not [f for f in figures if f.metric == "modelled_seconds"]  # a CPU has no preset to model
 
 
-def test_a_gpu_run_sets_each_time_beside_the_flops_at_its_presets_bf16_peak(tiny_model, monkeypatch):
-    """The model column is estimate's: FLOPs / (989 TFLOP/s x 0.4) on an H200."""
+def test_a_gpu_run_sets_each_time_beside_estimates_price(tiny_model, monkeypatch):
+    """The model column is estimate's: FLOPs / (989 TFLOP/s x 0.4) on an H200, at least the launches."""
     monkeypatch.setattr("lionsim.perf.kernels.gpu_device", lambda: ("h200", "an H200", None))
     monkeypatch.setattr(ns, "time_shape", lambda shape, count, device, repeats, sync: 1e-3)
     figures = ns.bench_newton_schulz(["tiny-test"], repeats=1, device="cuda")
     flops = 2 * 5 * (4 * 16 * 8 + 2 * 64) + 5 * (4 * 16 * 8 + 2 * 64) + 2 * 5 * (4 * 9 * 5 + 2 * 27)
-    assert _by(figures, "tiny-test step, all 4", "modelled_seconds") == pytest.approx(flops / (989e12 * 0.4))
+    assert _by(figures, "tiny-test step, all 4", "flops_seconds") == pytest.approx(flops / (989e12 * 0.4))
+    # as estimate prices it: at least 44 kernels a matrix at 10 us each, which a tiny matrix is
+    assert _by(figures, "tiny-test step, all 4", "modelled_seconds") == pytest.approx(4 * 44 * 10e-6)
     assert _by(figures, "tiny-test step, all 4", "seconds") == pytest.approx(4e-3)
     assert _by(figures, "tiny-test step, all 4", "share_of_peak") == pytest.approx(flops / 4e-3 / 989e12)
 
