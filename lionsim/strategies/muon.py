@@ -96,7 +96,7 @@ NS_LAUNCHES = (4, 8)
 """Kernels newton_schulz launches on a matrix (or a batch of them): 4 before the iterations (the cast to
 bf16, the norm, + eps, the division) and 8 an iteration (3 products, 3 scalings, 2 sums); tests count
 them with lionsim.training.counting.KernelCounter. On a GPU each costs the device's kernel_s (eager
-dispatch): an H200 took 0.43-0.49 ms a matrix of GPT-2 124M (768 x 768 to 768 x 3072, 5 iterations, 44
+dispatch): H200s took 0.41-0.49 ms a matrix of GPT-2 124M (768 x 768 to 768 x 3072, 5 iterations, 44
 kernels; python -m lionsim.perf newton-schulz, docs/time-model-kernels.md), whose FLOPs take 0.03-0.10 ms."""
 
 
