@@ -214,7 +214,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
                                f"{SPEC_FORMS}{MODELS.suggest(cfg.model)}")
         shape = MODELS.get(cfg.model)  # an alias (gpt2-medium) is priced and labelled as its preset
         name, params, tensors, sample = shape.name, shape.params, shape.tensors, shape.tokens_per_sample
-        shapes, names = shape.tensor_shapes, shape.tensor_names
+        shapes, names = shape.tensor_shapes, getattr(shape, "tensor_names", None)  # a plug-in shape may name none
         flops_per_unit = getattr(shape, "training_flops_per_unit", None)  # counted presets (resnet*)
     else:
         name, params, tensors, sample = "params", _positive_int("params", cfg.params), 1, None
