@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +54,24 @@ class Resume:
     """This process's state of the run that was under way (None: it restarts)."""
     restarted: str | None = None
     """A run that was under way with no state kept: it trains again from step 1."""
+
+    def compute(self):
+        """The forward + backward figure the kept steps were booked with (a bench measures it once:
+        lionsim.training.compute_figure): the checkpoint's, else, where runs finished but none was
+        under way with state kept (stopped between runs), the one run.json records; None: nothing
+        was booked yet, so it is measured."""
+        from lionsim.training.compute_figure import ComputeFigure
+
+        if self.checkpoint is not None and self.checkpoint.compute is not None:
+            return self.checkpoint.compute
+        timing = self.meta.get("timing") or {}
+        if not self.finished:
+            return None
+        if samples := timing.get("compute_samples_s"):
+            return ComputeFigure(seconds=statistics.median(samples), samples=list(samples))
+        if counted := timing.get("compute_counted"):
+            return ComputeFigure(flops=float(counted["flops"]), kernels=int(counted["kernels"]))
+        return None
 
     def describe(self) -> dict:
         """run.json's note of this resume."""

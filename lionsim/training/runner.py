@@ -72,9 +72,10 @@ class Runner:
         `records` holds every run that finished before it."""
         plan = self.plan
         resumed = self.resume.checkpoint if self.resume is not None else None
+        kept = self.resume.compute() if self.resume is not None else None
         with torch_threads(plan.training.threads):
-            if resumed is not None and resumed.compute is not None:
-                self.compute = resumed.compute  # the figure every finished step was booked with
+            if kept is not None:
+                self.compute = kept  # the figure every finished step was booked with
             else:
                 users = user_code("the workload") if is_plugin(type(self.workload)) else nullcontext()
                 try:

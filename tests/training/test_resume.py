@@ -237,3 +237,22 @@ def test_a_resume_keeps_every_finished_runs_calls(tmp_path):
     pd.testing.assert_frame_equal(done.calls, expected)
     steps = set(zip(done.steps["strategy"], done.steps["step"]))
     assert set(zip(done.calls["strategy"], done.calls["step"])) == steps
+
+
+def test_a_run_stopped_without_state_keeps_the_measured_compute_figure(tmp_path):
+    """A new user's gloo bench, stopped after lion finished and resumed, booked dlion-mavo's steps at a
+    compute measured again (23.4 ms against lion's 22.0) and the ranking reversed: a bench measures
+    compute once; a resume without the checkpoint takes the figure run.json records."""
+    cfg = BenchConfig(workload="mlp", model_size="tiny", workers=3, batch_size=8, steps=STEPS, eval_every=2,
+                      strategies=["adamw", "lion"], compute="measured")
+    bench, _ = stopped_bench(cfg, "lion@fp32-allreduce", tmp_path)
+    (tmp_path / ".resume" / "rank0.pt").unlink()
+    partial = Results(bench).result(status="interrupted")
+    from lionsim.reports.files import write_run
+
+    write_run(tmp_path, partial.steps, partial.summary, partial.meta)
+    made = plan(cfg)
+    kept = load_resume(tmp_path, made)
+    assert kept.checkpoint is None and kept.compute().samples == bench.compute.samples
+    rows = continued(made, kept)
+    assert set(rows.compute_s) == {bench.compute.seconds}, rows.groupby("strategy").compute_s.unique()
