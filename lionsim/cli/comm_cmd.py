@@ -113,12 +113,19 @@ def _measured_ranks(backend: str, ranks: int | None, launched) -> int:
     return n
 
 
-def _check_fit_path(path: Path) -> None:
+def _check_fit_path(path: Path, overwrite: bool) -> None:
+    """--fit's file: a .toml in a directory that may be written, and a profile already there replaced
+    only with --overwrite (a second fit on fewer sizes silently replaced a measured link by its prior)."""
     from lionsim.reports.outdir import check_out_dir
 
     if path.suffix.lower() != ".toml":
         raise LionsimError(f"bad --fit {path}: the profile is written as TOML; accepted: a path ending in .toml")
     check_out_dir(path.parent, "--fit")
+    if path.is_dir():
+        raise LionsimError(f"bad --fit {path}: a directory; accepted: a .toml file path")
+    if path.exists() and not overwrite:
+        raise LionsimError(f"--fit {path} exists: pass --overwrite to replace it (when the new fit completes), or "
+                           "fit to another path")
 
 
 @app.command()
@@ -181,9 +188,10 @@ def comm(
 
     if backend not in BACKENDS:
         raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}{did_you_mean(backend, BACKENDS)}")
-    if out is None and (overwrite or overwrite_sweep):
+    if out is None and (overwrite_sweep or (overwrite and fit is None)):
         flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite"
-        raise LionsimError(f"{flag} lets --out replace a previous run: give --out DIR with it")
+        raise LionsimError(f"{flag} lets --out replace a previous run (and --overwrite, --fit a profile): give "
+                           "--out DIR with it")
     watch(out)  # an interruption before the table is written says what --out holds
     if backend == "sim":
         given = {"--fit": fit, "--dtype": dtype or None, "--ranks": ranks, "--warmup": warmup, "--iters": iters,
@@ -233,7 +241,7 @@ def comm(
         cfg = MeasureConfig(backend=backend, ranks=ranks, collectives=tuple(ops), dtypes=tuple(dtypes),
                             sizes=tuple(size_list), **{k: v for k, v in given.items() if v is not None}).validate()
     if fit is not None:
-        _check_fit_path(fit)
+        _check_fit_path(fit, overwrite)
     writes = out is not None and (launched is None or launched.rank == 0)  # rank 0 writes, the others stay silent
     if out is not None:
         from lionsim.reports.outdir import check_out_dir

@@ -402,3 +402,21 @@ def test_bench_gpus_per_node_says_where_benchs_nodes_come_from(capsys):
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) <= 3, err
     assert "no such option --gpus-per-node for `lionsim bench`: bench's nodes are its --network's" in said
     assert "workers_per_node" in said
+
+
+def test_comm_fit_refuses_to_replace_a_profile_without_overwrite(tmp_path, capsys):
+    """A second `comm --fit loop.toml` on fewer sizes replaced a measured profile by its prior's bandwidth
+    without a word."""
+    from lionsim.cli.comm_cmd import _check_fit_path
+    from lionsim.errors import LionsimError
+
+    profile = tmp_path / "loop.toml"
+    profile.write_text("[inter]\n")
+    code, _, err = run_cli(["comm", "--backend", "gloo", "--fit", str(profile)], capsys)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"--fit {profile} exists: pass --overwrite to replace it" in " ".join(err.split())
+    assert profile.read_text() == "[inter]\n"
+    _check_fit_path(profile, overwrite=True)  # --overwrite lets it through
+    (tmp_path / "d.toml").mkdir()
+    with pytest.raises(LionsimError, match="a directory"):
+        _check_fit_path(tmp_path / "d.toml", overwrite=True)
