@@ -23,7 +23,7 @@ from lionsim.estimate.gpu_library import gpu_nodes, gpu_nodes_library
 from lionsim.estimate.library_checks import check_library_algorithm
 from lionsim.estimate.plain import (DEVICE_LIBRARY, check_gpus_per_node, chosen_device, gpus_in_range,
                                    positive_int, with_gpus_per_node)
-from lionsim.numbers import plural
+from lionsim.numbers import bytes_text, plural
 from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.whole import MAX_WORKERS, Text, read_whole
@@ -229,6 +229,9 @@ def comm(
         unmodelled, counts = counts, []
     default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
     size_list = parse_sizes(sizes if sizes is not None else default)
+    for part, last in size_list.short:  # 1KB:4MB:x16 stops at 256 kB: a fit reads its bandwidth from the largest
+        err_console.print(f"note: --sizes {part} stops at {bytes_text(last)}, its last step at or below END (as "
+                          "nccl-tests' -e); add END itself to measure it", markup=False, highlight=False)
     if size_list.dropped:  # 1KB,1000 or overlapping ranges: one row each size
         err_console.print(f"note: --sizes {sizes} names {plural(size_list.dropped, 'size')} "
                           "more than once: each is one row", markup=False, highlight=False)

@@ -52,9 +52,11 @@ class _Refused(Exception):
 
 
 class Sizes(list):
-    """The sizes of --sizes, ascending, each once; `dropped`: how many repeats were dropped."""
+    """The sizes of --sizes, ascending, each once; `dropped`: how many repeats were dropped; `short`:
+    each range whose steps stop below its END, (the range as typed, its last size)."""
 
     dropped: int = 0
+    short: tuple[tuple[str, int], ...] = ()
 
 
 def parse_size(text: str) -> int:
@@ -93,17 +95,19 @@ def _size(text: str) -> int:
 def parse_sizes(text: str) -> Sizes:
     """A comma list of sizes and/or START:END[:xF] ranges: the sizes ascending, each once (Sizes.dropped
     counts the repeats dropped); anything else refused in one line, "bad --sizes TEXT: why; accepted: ..."."""
+    short: list[tuple[str, int]] = []
     try:
-        sizes = _sizes(text)
+        sizes = _sizes(text, short)
     except _Refused as e:
         why = e.why.removeprefix(text.strip() + ": ")  # the part that is the whole value: named once
         raise LionsimError(refusal("--sizes", Text(text.strip()), e.accepted, why)) from None
     kept = Sizes(sorted(set(sizes)))
     kept.dropped = len(sizes) - len(kept)
+    kept.short = tuple(short)
     return kept
 
 
-def _sizes(text: str) -> list[int]:
+def _sizes(text: str, short: list[tuple[str, int]] | None = None) -> list[int]:
     sizes: list[int] = []
     for part in text.split(","):
         pieces = part.split(":")
@@ -114,7 +118,10 @@ def _sizes(text: str) -> list[int]:
             start, end = _size(pieces[0]), _size(pieces[1])
             if end < start:  # said here, where the range as typed is known
                 raise _Refused(f"{part.strip()}: END {pieces[1].strip()} is below START {pieces[0].strip()}", RANGE_FORM)
-            sizes.extend(_range(start, end, factor, part.strip()))
+            steps = _range(start, end, factor, part.strip())
+            if short is not None and steps[-1] < end:  # as nccl-tests: the last step <= END
+                short.append((part.strip(), steps[-1]))
+            sizes.extend(steps)
         else:
             raise _Refused(f"{part.strip()} is neither a size nor a range", RANGE_FORM)
     if len(set(sizes)) > MAX_SIZES:

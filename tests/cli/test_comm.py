@@ -683,3 +683,13 @@ def test_measured_comm_table_and_csv_hold_the_same_model_rows_of_other_worker_co
             assert four.empty and set(frame.source) == {"measured"}
             assert "modelled collectives" not in table
             assert "the model of --workers 4 is left out with it" in " ".join(table.split())
+
+
+def test_a_range_whose_steps_miss_its_end_says_where_it_stops(capsys):
+    """A new user's --fit on 1KB:4MB:x16 measured nothing above 256 kB (as nccl-tests: the last step <=
+    END) without a word, and its fit fell back to the prior's bandwidth."""
+    code, _, err = run_cli(["comm", "--sizes", "1KB:4MB:x16", "--workers", "8", "--network", "10gbe"], capsys)
+    said = " ".join(err.split())
+    assert code == 0 and "note: --sizes 1KB:4MB:x16 stops at 256 kB, its last step at or below END" in said, err
+    code, _, err = run_cli(["comm", "--sizes", "1KiB:4MiB:x4", "--workers", "8", "--network", "10gbe"], capsys)
+    assert code == 0 and "stops at" not in err
