@@ -400,7 +400,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             row["to_target_speedup"] = rows[base]["time_to_target_s"] / row["time_to_target_s"]
             row["to_target_speedup_lo"], row["to_target_speedup_hi"] = speedup_band(
                 rows[base]["time_to_target_lo_s"], rows[base]["time_to_target_hi_s"],
-                row["time_to_target_lo_s"], row["time_to_target_hi_s"])
+                row["time_to_target_lo_s"], row["time_to_target_hi_s"], row["to_target_speedup"])
     return rows
 
 

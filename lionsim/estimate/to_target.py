@@ -36,7 +36,7 @@ count was measured), applied at its extremes to both factors,
 
 with sigma_S = 0 where --steps / --tokens gives S. The speedup's band (to_target_speedup_lo / _hi)
 pairs the ends that share one S: the baseline's time over the run's at both low ends, and at both
-high ends, the smaller of the two its low end (speedup_band). Every run's band takes the same
+high ends, the smaller of the two its low end, widened to hold the speedup itself (speedup_band). Every run's band takes the same
 S -/+ sigma_S, so this counts S's spread once; the crossed pairs (the baseline's low end over the
 run's high end) would count it twice. NaN where either run has no band (or no lower end).
 
@@ -256,12 +256,15 @@ class AtScale:
     """rho's change per doubling of N (NaN: one N measured)."""
 
 
-def speedup_band(base_lo: float, base_hi: float, lo: float, hi: float) -> tuple[float, float]:
+def speedup_band(base_lo: float, base_hi: float, lo: float, hi: float, point: float = math.nan) -> tuple[float, float]:
     """The speedup's band (module doc): the baseline's time to target over a run's at both bands' low
-    ends and at both high ends (the same S in each pair), ascending; NaN where an end is missing."""
+    ends and at both high ends (the same S in each pair), ascending, widened to hold `point`, the
+    speedup itself (the two ratios can both lie on one side of it: 3.44-3.45x beside 3.38x); NaN where
+    an end is missing."""
     ends = (base_lo / lo, base_hi / hi)
     if not all(math.isfinite(e) and e > 0 for e in ends):
         return math.nan, math.nan
+    ends += (point,) if math.isfinite(point) else ()
     return min(ends), max(ends)
 
 

@@ -98,3 +98,17 @@ def test_a_terminal_too_narrow_for_the_speedups_band_names_its_columns_instead(t
     assert (f"speedup band (too wide for a column here): dlion-mavo@int8-allreduce {dlion.to_target_speedup_lo:.2f}-"
             f"{dlion.to_target_speedup_hi:.2f}x; each the baseline's time over the run's at both") in said
     assert " run steps time band speedup " in f" {said} " and "speedup speedup band" not in said
+
+
+def test_the_speedup_band_holds_the_speedup_itself():
+    """A new user read dlion-mavo 3.38x with the band 3.44-3.45x: the paired ends (both lows, both highs)
+    can both lie on one side of the central ratio."""
+    import math
+
+    from lionsim.estimate.to_target import speedup_band
+
+    base, base_lo, base_hi, run, lo, hi = 1259.9, 1236.1, 1307.5, 372.2, 359.2, 378.8
+    band = speedup_band(base_lo, base_hi, lo, hi, base / run)
+    assert band == (base / run, base_hi / hi) and band[0] <= base / run <= band[1]
+    assert speedup_band(base_lo, base_hi, lo, hi) == (base_lo / lo, base_hi / hi)  # without a point: the pairs
+    assert all(math.isnan(x) for x in speedup_band(base_lo, base_hi, math.nan, hi, 3.0))
