@@ -163,7 +163,17 @@ def _target_note(summary: pd.DataFrame) -> str:
         return f"to tgt: n/a ({rule})"
     rule = f"{summary['target_rule'].iloc[0]}, " if "target_rule" in summary.columns else ""  # older summaries: none
     return (f"to tgt: baseline's time / this run's to reach loss {summary['target_loss'].iloc[0]:.4g} ({rule}"
-            f"trailing mean); not reached: the run never got there{_above_note(summary)}")
+            f"trailing mean); not reached: the run never got there{_above_note(summary)}{_at_once_note(summary)}")
+
+
+def _at_once_note(summary: pd.DataFrame) -> str:
+    """Where every run reached the target at its first step (a --target-loss above where they start):
+    to tgt then repeats the step speedup and says nothing of convergence."""
+    steps = summary["steps_to_target"] if "steps_to_target" in summary.columns else None
+    if steps is None or len(summary) < 2 or not (steps == 1).all():
+        return ""
+    return ("; every run reached it at its first step, so to tgt is the step speedup again: the target is "
+            "above where the runs start (give a lower --target-loss)")
 
 
 def _above_note(summary: pd.DataFrame) -> str:

@@ -424,3 +424,16 @@ def test_a_diverged_runs_step_time_ratio_is_not_shown_as_a_speedup():
     lion = next(line.split() for line in shown.splitlines() if line.startswith("lion"))
     assert "2.00x" not in shown and lion[-2] == "-", lion  # speed up "-", then "not reached" over two lines
     assert "diverged run's speedup shows \"-\"" in " ".join(shown.split())
+
+
+def test_a_target_every_run_reaches_at_once_says_to_tgt_is_the_step_speedup():
+    """`bench --target-loss 150` on a loss that starts at 2.3: every run "reached" it at step 1 and to
+    tgt repeated the step speedup without a word."""
+    import pandas as pd
+
+    from lionsim.reports.tables import _target_note
+
+    summary = pd.DataFrame({"target_loss": [150.0, 150.0], "target_rule": ["--target-loss"] * 2,
+                            "steps_to_target": [1, 1]})
+    assert "every run reached it at its first step" in _target_note(summary)
+    assert "first step" not in _target_note(summary.assign(steps_to_target=[1, 7]))
