@@ -169,10 +169,14 @@ def workers_per_node(root: Path, summary: pd.DataFrame) -> dict[str, int]:
 
 def _aggregate(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     """mean, min, max of y over seeds at each x, sorted by x; for a speedup, `time`: the run's mean
-    time behind it (between.TIMES), which a bandwidth line and its crossings interpolate."""
+    time behind it (between.TIMES), which a bandwidth line and its crossings interpolate. A time to
+    target some seed did not reach is none at that x (not the mean of the seeds that did)."""
     agg = rows.groupby(x)[y].agg(["mean", "min", "max", "count"])
     if TIMES.get(y) in rows.columns:
         agg["time"] = rows.groupby(x)[TIMES[y]].mean()
+    if y.startswith("time_to_target"):  # a point some seed never reached is not reached, as the report says it
+        missed = agg["count"] < rows.groupby(x).size()
+        agg.loc[missed, [c for c in ("mean", "min", "max", "time") if c in agg.columns]] = math.nan
     return agg.reset_index().sort_values(x)
 
 
