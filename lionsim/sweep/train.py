@@ -110,9 +110,13 @@ _STOP = None
 
 
 def init_worker(queue, stop=None) -> None:
-    """Ctrl-C is the parent's to handle (it sets `stop`, or stops the pool); step messages go to its queue."""
+    """Ctrl-C and SIGTERM are the parent's to handle (it sets `stop`, or kills the pool); step messages
+    go to its queue. `timeout`, Slurm and CI send SIGTERM to the whole process group: a worker it killed
+    lost its unit's steps, where the parent stops each unit at a step boundary, as for Ctrl-C."""
     global _QUEUE, _STOP
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if stop is not None:  # a parent that relays its stop (local.py); it ends the workers with SIGKILL
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _QUEUE, _STOP = queue, stop
 
 

@@ -637,3 +637,31 @@ def test_ctrl_c_keeps_the_unit_under_ways_steps_and_the_rerun_continues_it(jobs,
     if jobs == "1":  # the stopped unit's two cells (one per network) continued from step 3
         assert sorted(r[0]["from_step"] for r in resumed if r) == [3, 3]
     assert without_resume_notes(sweep_files(out)) == sweep_files(ref)
+
+
+@pytest.mark.slow  # a sweep of its own, in its own session, for ~10 s
+def test_sigterm_to_the_whole_group_stops_a_parallel_sweeps_units_and_keeps_them(tmp_path):
+    """`timeout`, Slurm and CI send SIGTERM to the process group: with --jobs 2 it killed a worker
+    ("a sweep worker died ... (killed, or out of memory)") and no unit's state was kept."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "s"
+    cmd = [sys.executable, "-m", "lionsim", "sweep", "--workload", "vit", "--model-size", "tiny", "--workers", "4,8",
+           "--steps", "100000", "-s", "lion", "-s", "dlion-mavo", "--jobs", "2", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (out / "sweep.json").exists():
+            time.sleep(0.2)
+        time.sleep(8)  # both units under way
+        os.killpg(proc.pid, signal.SIGTERM)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "worker died" not in err, err
+    assert "units stopped after steps" in err or "stopped after step" in err, err
+    assert list((out / ".units").iterdir()), err

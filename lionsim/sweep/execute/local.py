@@ -48,11 +48,14 @@ def _children_ignore_ctrl_c():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # SIGTERM too: `timeout`, Slurm and CI send it to the whole group, and a forkserver or resource
+    # tracker it killed broke the pool ("a sweep worker died"); they end when this process closes them
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def start_workers() -> None:
@@ -129,7 +132,7 @@ def _run_pool(tasks: list, jobs: int, events, done, request) -> None:
         for future in pending:
             future.cancel()
         for process in list((getattr(pool, "_processes", None) or {}).values()):
-            process.terminate()
+            process.kill()  # SIGKILL: the workers ignore SIGTERM (init_worker), which the parent relays
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
