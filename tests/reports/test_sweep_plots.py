@@ -16,3 +16,17 @@ def test_a_time_to_target_some_seed_missed_is_no_point():
     assert math.isnan(agg.loc[0.117, "mean"]) and agg.loc[1.17, "mean"] == 1.03
     assert _aggregate(rows.rename(columns={"time_to_target_speedup": "speedup"}), "bandwidth_GBps",
                       "speedup").set_index("bandwidth_GBps").loc[0.117, "mean"] == 1.41  # other columns: as before
+
+
+def test_a_sweep_of_one_run_draws_no_speedup_plot():
+    """A one-strategy sweep over two networks drew speedup_vs_bandwidth: the baseline alone at 1.0."""
+    import pandas as pd
+
+    from lionsim.reports.plots.sweep_axes import skipped_plots
+
+    one = pd.DataFrame({"workload": "mlp", "run": "lion@fp32-allreduce", "network": ["1gbe", "10gbe"],
+                        "workers": [4, 4]})
+    assert [name for name, _ in skipped_plots(one)] == ["speedup_vs_bandwidth", "time_to_target_speedup_vs_bandwidth",
+                                                        "speedup_vs_workers", "time_to_target_speedup_vs_workers"]
+    two = pd.concat([one, one.assign(run="dlion-mavo@a2a-1bit")])
+    assert [name for name, _ in skipped_plots(two)] == ["speedup_vs_workers", "time_to_target_speedup_vs_workers"]

@@ -2,7 +2,8 @@
 
 With one network (or one worker count) in a sweep, every line of the speedup-vs-bandwidth (or
 -workers) plots would be a single point, which says nothing the summary table does not: those
-plots are skipped, and the commands that draw them say which and why.
+plots are skipped, and the commands that draw them say which and why. With one run, every speedup
+plot is (its baseline is itself, as the table's missing speedup column says).
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ def skipped_plots(sweep_summary: pd.DataFrame) -> list[tuple[str, str]]:
     workloads = list(dict.fromkeys(sweep_summary["workload"]))
     for workload in workloads:
         rows = sweep_summary[sweep_summary["workload"] == workload]
+        if "run" in rows.columns and rows["run"].nunique() < 2:  # its baseline is itself: 1.00x says nothing
+            why = f"one run ({rows['run'].iloc[0]}) in the sweep: a speedup needs a run to compare it with"
+            skipped += [(stem(name, workload, len(workloads) > 1), why) for names in AXES.values() for name in names[:2]]
+            continue
         for col, (step_plot, target_plot, one, many) in AXES.items():
             values = list(dict.fromkeys(rows["network" if col == "bandwidth_GBps" else col]))
             if len(values) < 2:
