@@ -352,7 +352,7 @@ def seed_table(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> T
     metric = _metric_column(summary)
     table = Table(title="across seeds: mean ± sd", box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True,
                   pad_edge=False, caption_justify="left",
-                  caption="sd: sample standard deviation over the seeds. One seed's accuracy does not rank "
+                  caption="sd: sample standard deviation over the seeds (pp: percentage points). One seed's accuracy does not rank "
                           "strategies: where two runs' means differ by less than their sd, the seeds do not tell "
                           "them apart.")
     if many_workloads:
@@ -381,10 +381,12 @@ def seed_table(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> T
 
 
 def _spread(values: pd.Series, show) -> str:
-    """"58.7% ± 1.9%": the mean and sample sd of `values`, each shown by `show`; one value alone as is."""
+    """"58.7% ± 1.9 pp": the mean and sample sd of `values`, each shown by `show` (an sd of percentages in
+    percentage points: "± 1.9%" read as a share of the mean); one value alone as is."""
     values = values.dropna()
     if values.empty:
         return "-"
     if len(values) == 1:
         return show(float(values.iloc[0]))
-    return f"{show(float(values.mean()))} ± {show(float(values.std(ddof=1)))}"
+    sd = show(float(values.std(ddof=1)))
+    return f"{show(float(values.mean()))} ± {sd.removesuffix('%') + ' pp' if sd.endswith('%') else sd}"

@@ -28,7 +28,7 @@ def test_a_sweep_over_two_seeds_shows_each_runs_spread_in_its_table_and_summary(
     assert "across seeds: mean ± sd" in words and "does not rank strategies" in words
     adamw = summary[summary["run"] == "adamw@fp32-allreduce"]
     mean, sd = adamw["final_eval_acc"].mean(), adamw["final_eval_acc"].std(ddof=1)
-    assert f"{mean * 100:.1f}% ± {sd * 100:.1f}%" in words
+    assert f"{mean * 100:.1f}% ± {sd * 100:.1f} pp" in words  # the sd in percentage points, not a share
 
 
 def test_one_seed_has_no_spread_and_no_seed_table():
