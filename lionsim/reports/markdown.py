@@ -282,6 +282,25 @@ def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, 
         + (f" {said}" if not measured and (said := proxy_note(frame, str(directory or "DIR"), code=True)) else ""))
 
 
+def _model_check(summary: pd.DataFrame, meta: dict, rounds: dict[str, int]) -> str:
+    """A real backend's measured comm beside the model's price of the same calls, as bench prints it
+    under its table (tables.model_check_table), and why the model is left out where it describes no
+    link measured; "" on sim and on one rank (nothing was measured on a link)."""
+    from lionsim.reports.tables import model_check_rows, model_check_table
+    from lionsim.reports.titles import unchecked_model
+
+    unchecked = unchecked_model(meta)
+    if model_check_table(summary, meta.get("comm_model"), unchecked, rounds) is None:
+        return ""
+    names, rows = model_check_rows(summary, unchecked, rounds)
+    said = ("ms of comm per step, means over the steps past the warm-up: booked = the summary's comm, each step's "
+            "measured comm replaced by the median of its kind of step; measured = each step's own calls, summed; ")
+    said += ("model = the price of those same calls by " + str(meta.get("comm_model") or "the network model")
+             + "; error = model / measured - 1; " if unchecked is None else "")
+    said += "wait = the ranks' spread at the calls' barriers."
+    return md_table(list(names), rows) + "\n\n" + said + (f" {unchecked}" if unchecked else "")
+
+
 def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, int] | None = None) -> str | None:
     """Final eval accuracy (%) by worker count per run (mean ± sd over seeds). Where a vit sweep holds
     the paper's methods: first what the run's configuration (`config`: run.json's or sweep.json's
@@ -386,6 +405,8 @@ def _run_report(directory: Path) -> str:
         "## Summary\n\n" + _summary_rows(summary, clock, rounds, warmup_steps([meta])),
         "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock, meta, measured, rounds, directory),
     ]
+    if checked := _model_check(summary, meta, rounds):
+        parts.append("## Comm measured against the model\n\n" + checked)
     accuracy = _accuracy_by_workers(summary, cfg, rounds) if summary["workers"].nunique() > 1 else None
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)

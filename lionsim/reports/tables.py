@@ -377,9 +377,19 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unche
                 f"and all); {model}wait = the ranks' spread at the calls' barriers (imbalance, not comm).",
         caption_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
     )
-    names = ("run", "booked", "measured", "wait") if unchecked else ("run", "booked", "measured", "model", "error", "wait")
+    names, rows = model_check_rows(summary, unchecked, rounds)
     for name in names:
         table.add_column(name, justify="left" if name == "run" else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def model_check_rows(summary: pd.DataFrame, unchecked: str | None = None,
+                     rounds: dict[str, int] | None = None) -> tuple[tuple[str, ...], list[list[str]]]:
+    """model_check_table's columns and cells (the terminal's table and report.md's alike)."""
+    names = ("run", "booked", "measured", "wait") if unchecked else ("run", "booked", "measured", "model", "error", "wait")
+    rows = []
     for row in summary.itertuples(index=False):
         wait = getattr(row, "barrier_wait_s", math.nan)
         measured = getattr(row, "comm_measured_s", math.nan)  # a run of an earlier release has only comm_s
@@ -388,8 +398,8 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unche
                  "model": _ms(row.comm_model_s),
                  "error": "-" if _isnan(row.comm_model_error) else f"{row.comm_model_error:+.0%}",
                  "wait": "-" if _isnan(wait) else _ms(wait)}
-        table.add_row(*(cells[name] for name in names))
-    return table
+        rows.append([cells[name] for name in names])
+    return names, rows
 
 
 def crossing_words(row, unit: bool = True) -> str:

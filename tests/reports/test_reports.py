@@ -488,3 +488,19 @@ def test_an_estimate_sweep_report_heads_the_swept_column_alike_in_every_table(sw
     by_value = [h.split("|")[1].strip() for h in headers if "adamw@bf16-allreduce |" in h]
     assert len(by_value) >= 4 and set(by_value) == {heading}  # step time, speedup, time to target and its speedup (bytes)
     assert f"| run | crossover: {heading} | wins | speedup: lowest to highest |" in headers
+
+
+def test_a_gloo_runs_report_holds_the_comm_measured_against_the_model():
+    """report.md of a gloo run left out the booked / measured / model / error table bench prints."""
+    import pandas as pd
+
+    from lionsim.reports.markdown import _model_check
+
+    summary = pd.DataFrame({"strategy": ["lion"], "transport": ["fp32-allreduce"], "backend": ["gloo"],
+                            "comm_s": [0.51e-3], "comm_measured_s": [0.62e-3], "comm_model_s": [0.61e-3],
+                            "comm_model_error": [0.61 / 0.62 - 1], "barrier_wait_s": [0.23e-3]})
+    meta = {"config": {"backend": "gloo", "ranks": 2}, "network_given": True, "comm_model": "loop.toml + gloo traits"}
+    text = _model_check(summary, meta, {})
+    assert "| lion@fp32-allreduce | 0.51 | 0.62 | 0.61 | -2% | 0.23 |" in text, text
+    assert "loop.toml + gloo traits" in text
+    assert _model_check(summary.assign(backend="sim"), {"config": {"backend": "sim"}}, {}) == ""
