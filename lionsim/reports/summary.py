@@ -220,7 +220,8 @@ def target_words(targets, baseline: str) -> str:
     values = pd.Series(targets, dtype=float).dropna()
     if values.nunique() <= 1:
         return f"{values.iloc[0]:.4g} in every cell" if len(values) else "none"
-    return f"each cell's own ({baseline}'s loss late in its run: {values.min():.4g} to {values.max():.4g})"
+    # both ends to 4 decimals, as the report's table of targets shows each ("2 to 2.124" beside "2.0005")
+    return f"each cell's own ({baseline}'s loss late in its run: {values.min():.4f} to {values.max():.4f})"
 
 
 def _diverged(rows: pd.DataFrame) -> bool:
