@@ -96,11 +96,9 @@ def test_a_resume_keeps_the_finished_runs_rows_and_trains_only_the_rest(tmp_path
     pd.testing.assert_frame_equal(steps, whole.steps)
 
 
-def test_without_a_saved_state_the_run_under_way_restarts(tmp_path):
-    """A second Ctrl-C (or a dead rank) leaves no state: the finished runs are kept, the run
-    under way trains again from step 1, and the result is still the uninterrupted one."""
-    cfg = config(["adamw", "lion"])
-    whole = run_bench(cfg).steps
+def stopped_without_state(cfg: BenchConfig, tmp_path):
+    """A bench stopped as lion ran, its state lost (a second Ctrl-C, a dead rank): the runner, this
+    command's plan, and what --resume loads from tmp_path."""
     bench, _ = stopped_bench(cfg, "lion@fp32-allreduce", tmp_path)
     (tmp_path / ".resume" / "rank0.pt").unlink()
     partial = Results(bench).result(status="interrupted")
@@ -108,7 +106,15 @@ def test_without_a_saved_state_the_run_under_way_restarts(tmp_path):
 
     write_run(tmp_path, partial.steps, partial.summary, partial.meta)
     made = plan(cfg)
-    kept = load_resume(tmp_path, made)
+    return bench, made, load_resume(tmp_path, made)
+
+
+def test_without_a_saved_state_the_run_under_way_restarts(tmp_path):
+    """A second Ctrl-C (or a dead rank) leaves no state: the finished runs are kept, the run
+    under way trains again from step 1, and the result is still the uninterrupted one."""
+    cfg = config(["adamw", "lion"])
+    whole = run_bench(cfg).steps
+    _, made, kept = stopped_without_state(cfg, tmp_path)
     assert kept.checkpoint is None and kept.restarted == "lion@fp32-allreduce" and list(kept.finished) == ["adamw@fp32-allreduce"]
     pd.testing.assert_frame_equal(continued(made, kept), whole)
 
@@ -245,14 +251,7 @@ def test_a_run_stopped_without_state_keeps_the_measured_compute_figure(tmp_path)
     compute once; a resume without the checkpoint takes the figure run.json records."""
     cfg = BenchConfig(workload="mlp", model_size="tiny", workers=3, batch_size=8, steps=STEPS, eval_every=2,
                       strategies=["adamw", "lion"], compute="measured")
-    bench, _ = stopped_bench(cfg, "lion@fp32-allreduce", tmp_path)
-    (tmp_path / ".resume" / "rank0.pt").unlink()
-    partial = Results(bench).result(status="interrupted")
-    from lionsim.reports.files import write_run
-
-    write_run(tmp_path, partial.steps, partial.summary, partial.meta)
-    made = plan(cfg)
-    kept = load_resume(tmp_path, made)
+    bench, made, kept = stopped_without_state(cfg, tmp_path)
     assert kept.checkpoint is None and kept.compute().samples == bench.compute.samples
     rows = continued(made, kept)
     assert set(rows.compute_s) == {bench.compute.seconds}, rows.groupby("strategy").compute_s.unique()
