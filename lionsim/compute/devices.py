@@ -11,6 +11,7 @@ from the vendor's datasheet named in the device's `source`:
 | a10g      | 70          | -      | 35    | 0.6         | 24  | none (PCIe)                       |
 | l4        | 121         | 242.5  | 60    | 0.3         | 24  | none (PCIe)                       |
 | l40s      | 362         | 733    | 183   | 0.864       | 48  | none (PCIe)                       |
+| rtx3090   | 71          | -      | 35.6  | 0.936       | 24  | none (PCIe)                       |
 | rtx4090   | 165         | 330    | 82.6  | 1.008       | 24  | none (PCIe)                       |
 | a100-40gb | 312         | -      | 156   | 1.555       | 40  | NVLink3 (nvlink3 preset)          |
 | a100-80gb | 312         | -      | 156   | 2.039       | 80  | NVLink3                           |
@@ -151,6 +152,12 @@ L40S = Device(
                   ("float32", 91.6)),
     source="NVIDIA L40S datasheet: bf16 362.05 | 733 (sparse), fp8 733 | 1466, 864 GB/s GDDR6, 48 GB",
 )
+RTX3090 = Device(
+    name="rtx3090", peak_flops=71.0 * TERA, memory_bandwidth_Bps=0.936e12, memory_bytes=24 * GIB,
+    dtype_tflops=(("bfloat16", 71.0), ("float16", 71.0), ("tf32", 35.6), ("float32", 35.6)),
+    source="NVIDIA Ampere GA102 GPU architecture whitepaper, Appendix A, GeForce RTX 3090: bf16/fp16 tensor with "
+           "fp32 accumulate 71 (142 sparse; fp16 accumulate 142), tf32 35.6, fp32 35.6, 936 GB/s GDDR6X, 24 GB",
+)
 RTX4090 = Device(
     name="rtx4090", peak_flops=165.2 * TERA, memory_bandwidth_Bps=1.008e12, memory_bytes=24 * GIB,
     dtype_tflops=(("bfloat16", 165.2), ("float16", 165.2), ("float8_e4m3fn", 330.3), ("tf32", 82.6),
@@ -200,7 +207,7 @@ H200 = Device(
     source="NVIDIA H200 datasheet (SXM): bf16 1979 and fp8 3958 TFLOPS with sparsity (half dense), 4.8 TB/s, 141 GB",
 )
 
-for _device in (T4, V100, A10G, L4, L40S, RTX4090, A100_40GB, A100_80GB, H100, H200, B200, MI300X):
+for _device in (T4, V100, A10G, L4, L40S, RTX3090, RTX4090, A100_40GB, A100_80GB, H100, H200, B200, MI300X):
     DEVICES.add(_device.name, _device)
 DEVICES.add("a100", A100_40GB)
 

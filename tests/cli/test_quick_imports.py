@@ -175,7 +175,7 @@ PLAIN_FORMS = {  # estimate's options whose forms need no registry: the line eac
     "--kernels table:": f"bad --kernels 'table:'; {KERNEL_FORMS}; did you mean 'table'?",
     # the option's house line (once the installed table's absolute path): torch-free as before
     "--kernels table:tpu": "bad --kernels table:tpu; accepted: table, ideal, or table:DEVICE with DEVICE one of: cpu, "
-                           "t4, v100, a10g, l4, l40s, rtx4090, a100-40gb, a100-80gb, h100, h200, b200, mi300x, "
+                           "t4, v100, a10g, l4, l40s, rtx3090, rtx4090, a100-40gb, a100-80gb, h100, h200, b200, mi300x, "
                            "v100-tf1.15; did you mean 'cpu'?",
     "--optimizer eager --kernels ideal": "--optimizer eager prices torch's op chains with the kernel table; --kernels "
                                          "ideal prices every pass as one fused kernel: give --kernels table (or "
@@ -260,7 +260,7 @@ SWEEP_PLAIN = {  # sweep's values that need no registry: the line each got once 
     "--workers 1,2 --bucket-mb 5 --overlap none": "--bucket-mb 5 sizes per-bucket exchanges and --overlap none runs "
                                                   "every exchange after backward; accepted with --overlap auto or buckets",
     "--compute tpu": "bad --compute 'tpu'; accepted: measured or a device: a100 (a100-40gb), a100-40gb, a100-80gb, "
-                     "a10g, b200, h100, h200, l4, l40s, mi300x, rtx4090, t4, v100",
+                     "a10g, b200, h100, h200, l4, l40s, mi300x, rtx3090, rtx4090, t4, v100",
     "--betas 0.9": "bad --betas '0.9'; accepted: two numbers like 0.9,0.99, each at least 0 and below 1",
     "--data-split skewed": "bad --data-split skewed; accepted: iid, dirichlet:ALPHA (ALPHA above 0, e.g. dirichlet:0.5)",
     "--eval-samples -3": "bad --eval-samples -3; accepted: a whole number at least 1, or all",
