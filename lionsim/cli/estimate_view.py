@@ -13,7 +13,7 @@ from rich.text import Text
 from lionsim.cli.estimate_notes import (BUCKETS_NOTE, caption_notes, local_step_note, need_overlap_note, need_says_cap,
                                         overlap_text)
 from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
-from lionsim.reports.columns import ROUND_STEPS, rounds_of, strategy_text
+from lionsim.reports.columns import ROUND_STEPS, rounds_of, strategy_text, topology
 from lionsim.whole_nodes import one_node_line
 
 if TYPE_CHECKING:  # annotations only: pandas loads with the frame it is handed
@@ -44,16 +44,6 @@ def _library(row) -> str:
     from lionsim.reports.columns import library_text
 
     return library_text(row)
-
-
-def topology(row) -> str:
-    """Nodes and workers a node, in words: "16 nodes x 1 GPU", "2 nodes x 8 GPUs" (a worker of G devices,
-    --replica-gpus, is counted as a worker)."""
-    workers = int(row["workers"])
-    each = min(int(row["gpus_per_node"]), workers)
-    nodes = workers // each
-    unit = "GPU" if int(row.get("replica_gpus", 1) or 1) == 1 else "worker"
-    return f"{plural(format(nodes, ','), 'node')} x {plural(each, unit)}"
 
 
 def _devices(row, whose: str = "") -> str:

@@ -218,6 +218,16 @@ ACCURACY = "accuracy"
 """The metric built-in workloads report as eval_acc (a fraction, shown as a percentage)."""
 
 
+def topology(row) -> str:
+    """Nodes and workers a node, in words: "16 nodes x 1 GPU", "2 nodes x 8 GPUs" (a worker of G devices,
+    --replica-gpus, is counted as a worker)."""
+    workers = int(row["workers"])
+    each = min(int(row["gpus_per_node"]), workers)
+    nodes = workers // each
+    unit = "GPU" if int(row.get("replica_gpus", 1) or 1) == 1 else "worker"
+    return f"{plural(format(nodes, ','), 'node')} x {plural(each, unit)}"
+
+
 def library_text(row) -> str:
     """The library that priced comm, as estimate's title says it: "nccl over sockets", "ideal"; ""
     for a CSV written before estimate.csv's library column."""

@@ -31,7 +31,7 @@ from matplotlib.ticker import NullFormatter
 from lionsim.numbers import plural, speedup_text
 from lionsim.reports.between import curve, marks_at
 from lionsim.reports.plots.bandwidth_axis import label_swept, mark_presets
-from lionsim.reports.columns import model_name, model_text, rounds_of, run_name, workload_text
+from lionsim.reports.columns import model_name, model_text, rounds_of, run_name, topology, workload_text
 from lionsim.reports.rates import axis_label, efficiency_of
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
                                                   speedup_axis, through_crossings)
@@ -143,11 +143,10 @@ def _speedup_bands(frame: pd.DataFrame) -> bool:
 
 
 def _workers(first) -> str:
-    """The workers, and the nodes they make where a node holds several ("16 workers (2 nodes x 8)")."""
-    workers, per_node = int(first["workers"]), int(first.get("gpus_per_node", 1) or 1)
-    if per_node > 1 and workers % per_node == 0:
-        return f"{workers:,} workers ({workers // per_node:,} nodes x {per_node})"
-    return f"{workers:,} workers"
+    """The workers, and the nodes they make where a node holds several ("16 workers (2 nodes x 8 GPUs)",
+    as estimate's title says them: columns.topology)."""
+    several = int(first.get("gpus_per_node", 1) or 1) > 1
+    return f"{first['workers']:,} workers" + (f" ({topology(first)})" if several else "")
 
 
 def _has_band(frame: pd.DataFrame) -> bool:
