@@ -60,14 +60,12 @@ def bench_compute(repeats: int = 10, device: str = "cpu", cases=None) -> list[Fi
     import torch
 
     from lionsim.compute import DEVICES
-    from lionsim.perf.kernels import cpu_name, gpu_device
+    from lionsim.perf.kernels import timed_on
     from lionsim.training.counting import count_gradient
     from lionsim.workloads import WorkloadConfig
     from lionsim.workloads.lookup import build_workload
 
-    name, machine, sync = "cpu", cpu_name(), None
-    if device == "cuda":
-        name, machine, sync = gpu_device()
+    name, machine, sync = timed_on(device)
     preset = DEVICES.get(name) if name != "cpu" else None
     cases = cases or (GPU_CASES if device == "cuda" else CPU_CASES)
     modes = MODES if device == "cuda" else ("float32", "bf16-autocast")  # TF32 is a GPU's

@@ -307,9 +307,7 @@ def measure(numel: int, repeats: int, device: str = "cpu") -> tuple[list[KernelR
 
     from lionsim.packing import reference_paths
 
-    name, machine, sync = "cpu", cpu_name(), None
-    if device == "cuda":
-        name, machine, sync = gpu_device()
+    name, machine, sync = timed_on(device)
     rows, figures, today = [], [], _today()
     how = f"median of {repeats} after 1 dropped; {numel:.0e} elements; " + (
         "each call to its torch.cuda.synchronize()" if sync else "machine as loaded at the time")
@@ -335,6 +333,12 @@ def _synced(call: Callable[[], object], sync: Callable[[], None] | None) -> Call
         sync()
 
     return timed
+
+
+def timed_on(device: str) -> tuple[str, str, Callable[[], None] | None]:
+    """Where a benchmark times its cases: ("cpu", this CPU's name, None), or on "cuda" the visible GPU's
+    preset, machine line and the call that waits for its kernels (gpu_device)."""
+    return gpu_device() if device == "cuda" else ("cpu", cpu_name(), None)
 
 
 def gpu_device() -> tuple[str, str, Callable[[], None]]:

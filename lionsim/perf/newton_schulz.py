@@ -60,12 +60,10 @@ def bench_newton_schulz(models: list[str], repeats: int = 5, device: str = "cpu"
     """Per model and distinct shape: measured and modelled seconds a step, FLOPs, the rate reached."""
     from lionsim.compute import DEVICES, MODELS
     from lionsim.compute.flops import compute_time
-    from lionsim.perf.kernels import cpu_name, gpu_device
+    from lionsim.perf.kernels import timed_on
     from lionsim.strategies.muon import newton_schulz_flops, newton_schulz_launches
 
-    name, machine, sync = "cpu", cpu_name(), None
-    if device == "cuda":
-        name, machine, sync = gpu_device()
+    name, machine, sync = timed_on(device)
     preset = DEVICES.get(name) if name != "cpu" else None
     how = (f"median of {repeats} after 1 dropped, up to {BATCH_CAP} matrices of a shape back to back, "
            f"{'each call to its torch.cuda.synchronize()' if sync else 'machine as loaded at the time'}; {machine}")
