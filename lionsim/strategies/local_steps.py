@@ -139,24 +139,28 @@ class LocalSteps(Strategy):
     def sync_every(self) -> int:
         return self.local_steps
 
-    def short_bench_default(self) -> str:
-        """Its authors' H where this run's H is the Options default (no --local-steps given) and not theirs."""
-        from lionsim.strategies.core.form import option_spec
-
-        authors, spec = self.authors_h, option_spec(self.name, self.Options, "local_steps")
-        if authors is None or spec.given_in(self.cfg.options):
-            return ""
-        if self.local_steps != spec.default or str(self.local_steps) == authors.steps:
-            return ""  # a workload's tuned H (bench), or the authors' own
-        return f"H = {authors.steps} ({authors.source})"
-
-    def scale_note(self) -> str:
-        """H, where not given and not its authors' at scale (a short bench's, or its workload's tuned one)."""
+    def _not_authors_h(self) -> tuple[AuthorsH, object] | None:
+        """(its authors' H, the --local-steps spec) where this run's H was not given and is not theirs."""
         from lionsim.strategies.core.form import option_spec
 
         authors, spec = self.authors_h, option_spec(self.name, self.Options, "local_steps")
         if authors is None or spec.given_in(self.cfg.options) or str(self.local_steps) == authors.steps:
+            return None
+        return authors, spec
+
+    def short_bench_default(self) -> str:
+        """Its authors' H where this run's H is the Options default (no --local-steps given) and not theirs."""
+        found = self._not_authors_h()
+        if found is None or self.local_steps != found[1].default:
+            return ""  # a workload's tuned H (bench), or the authors' own
+        return f"H = {found[0].steps} ({found[0].source})"
+
+    def scale_note(self) -> str:
+        """H, where not given and not its authors' at scale (a short bench's, or its workload's tuned one)."""
+        found = self._not_authors_h()
+        if found is None:
             return ""
+        authors = found[0]
         return (f"{self.name}: H = {self.local_steps}, lionsim's default for a short bench; its authors train with "
                 f"H = {authors.steps} at scale ({authors.source}): --local-steps sets it (estimate --from-run prices "
                 "the H a run trained with)")
@@ -192,14 +196,17 @@ class LocalSteps(Strategy):
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
         self.steps += 1
-        # every worker on its own replica, with its own state: the optimizer's step, booked as an
-        # update (one worker's share of the w rows, as the momentum sync books its copies), not a codec
-        with clock.section("update", scale=1 / self.local):
-            self.inner.step(self.replicas, grads)
+        self.inner_step(grads, clock)
         if not self.syncing():
             return None
         delta = params.unsqueeze(0) - self.replicas  # [w, P]: the outer gradient
         return self.encode_outer(delta, comm, clock)
+
+    def inner_step(self, grads: Tensor, clock: Clock) -> None:
+        """Every worker's inner optimizer step on its own replica, with its own state: booked as an update
+        (one worker's share of the w rows, as the momentum sync books its copies), not a codec."""
+        with clock.section("update", scale=1 / self.local):
+            self.inner.step(self.replicas, grads)
 
     def encode_outer(self, delta: Tensor, comm: Comm, clock: Clock) -> Payload:
         """What each worker sends of its outer gradient delta [w, P] (here: all of it)."""

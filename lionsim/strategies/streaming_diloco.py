@@ -289,8 +289,7 @@ class StreamingDiLoCo(DiLoCo):
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
         self.steps += 1
-        with clock.section("update", scale=1 / self.local):  # the inner optimizer's step (LocalSteps.encode)
-            self.inner.step(self.replicas, grads)
+        self.inner_step(grads, clock)
         if not self.sends(self.steps):
             return None
         ranges = self.current()
