@@ -38,7 +38,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.core.form import TRAINING, between, option
 from lionsim.strategies.core.inner import InnerOptimizer
-from lionsim.strategies.muon import aux_adamw_rows, hidden, hidden_shapes, matrix_shape
+from lionsim.strategies.muon import AuxAdamW, hidden, hidden_shapes, matrix_shape
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 from lionsim.transports.lowrank_allreduce import LowRank, Matrix, orthogonalize_
@@ -65,15 +65,13 @@ def dion_flops(shape: tuple[int, ...], fraction: float) -> float:
 
 
 @STRATEGIES.register("dion")
-class Dion(Strategy):
+class Dion(AuxAdamW, Strategy):
     name = "dion"
     summary = "Dion: rank-r orthonormal update per matrix from each worker's momentum (P, R all-reduced), error feedback"
     payload_kind = "lowrank"
     default_transport = "lowrank-allreduce"
     schedule = AFTER_BACKWARD  # microsoft/dion: P and R all-reduced inside the optimizer's step, after backward
     shape_dependent = True
-    aux_share: float | None = None
-    """The share of the parameters the aux AdamW steps, as spec_for found it for a model's shapes."""
     defaults = Hyper(lr=0.02, weight_decay=0.01, betas=(0.9, 0.95))  # configs/dion_160m.yaml's lr, wd; the AdamW's betas
 
     @dataclass(frozen=True, kw_only=True)
@@ -143,18 +141,14 @@ class Dion(Strategy):
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
         """Every hidden matrix (by name where the model says them: Muon's rule) as factors."""
-        matrices, hidden = [], hidden_shapes(shapes, self.tensor_names(shapes))
-        self.aux_share = 1 - sum(math.prod(s) for s in hidden) / sum(math.prod(s) for s in shapes)
-        for s in hidden:
+        matrices, kept = [], hidden_shapes(shapes, self.tensor_names(shapes))
+        self.note_aux_share(shapes, kept)
+        for s in kept:
             rows, cols = matrix_shape(s)
             r = dion_rank(rows, cols, self.opts.rank_fraction)
             if compressed(rows, cols, r):
                 matrices.append((rows, cols, r))
         return self._spec(sum(math.prod(s) for s in shapes), matrices)
-
-    def state_rows(self) -> float:
-        """Strategy.state_rows, the aux AdamW's moments over the share it steps (muon.aux_adamw_rows)."""
-        return aux_adamw_rows(self, super().state_rows())
 
     @staticmethod
     def _spec(numel: int, matrices: list[tuple[int, int, int]]) -> PayloadSpec:

@@ -130,12 +130,22 @@ def hidden_shapes(shapes: list[tuple[int, ...]], names: list[str] | None) -> lis
     return [s for i, s in enumerate(shapes) if (hidden(names[i], s) if names else len(s) >= 2)]
 
 
-def aux_adamw_rows(strategy, rows: float) -> float:
-    """`rows` (Strategy.state_rows) less what it overcounts of a strategy's aux AdamW ([k] moments, taken
-    for whole rows): 2 rows x the share of the parameters it does not step. The share is the layout's
-    own, or on estimate's stand-in layout (a parameter a tensor, no shapes) the one spec_for found."""
-    share = strategy.aux_share if strategy.aux_share is not None else strategy.rest.numel() / strategy.layout.numel
-    return rows - 2 * (1 - share)
+class AuxAdamW:
+    """A strategy whose hidden matrices take its own rule and whose other tensors (its `rest`) an aux
+    AdamW (Muon, Dion): Strategy.state_rows counts that AdamW's [k] moments as two whole rows, so its
+    state_rows takes 2 x the share of the parameters the AdamW does not step back off. The share is
+    the layout's own, or on estimate's stand-in layout (a parameter a tensor) the one spec_for found
+    for the model's shapes (note_aux_share)."""
+
+    aux_share: float | None = None
+    """The share of the parameters the aux AdamW steps, as spec_for found it for a model's shapes."""
+
+    def note_aux_share(self, shapes: list[tuple[int, ...]], hidden: list[tuple[int, ...]]) -> None:
+        self.aux_share = 1 - sum(math.prod(s) for s in hidden) / sum(math.prod(s) for s in shapes)
+
+    def state_rows(self) -> float:
+        share = self.aux_share if self.aux_share is not None else self.rest.numel() / self.layout.numel
+        return super().state_rows() - 2 * (1 - share)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +164,7 @@ class Matrix:
         return slice(self.offset, self.offset + self.numel)
 
 
-class Muon(Strategy):
+class Muon(AuxAdamW, Strategy):
     """Muon's update on the averaged gradient (muon and muon-dist differ in who computes it)."""
 
     payload_kind = "dense"
@@ -162,8 +172,6 @@ class Muon(Strategy):
     schedule = PER_BUCKET  # KellerJordan/Muon: the gradients averaged by DDP's buckets before Muon's
     # step (muon-dist's all-gather of the updated matrices, in the step, is an extra call: never hidden)
     shape_dependent = True  # its Newton-Schulz FLOPs depend on each matrix's shape
-    aux_share: float | None = None
-    """The share of the parameters the aux AdamW steps, as spec_for found it for a model's shapes."""
     defaults = Hyper(lr=0.02, weight_decay=0.0, betas=(0.9, 0.95))  # Muon's lr; betas: the aux AdamW's (muon.py)
 
     @dataclass(frozen=True, kw_only=True)
@@ -211,14 +219,8 @@ class Muon(Strategy):
         return PayloadSpec(kind="dense", numel=self.layout.numel)
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
-        total = sum(math.prod(s) for s in shapes)
-        self.aux_share = 1 - sum(math.prod(s) for s in self.hidden_shapes(shapes)) / total
-        return PayloadSpec(kind="dense", numel=total)
-
-    def state_rows(self) -> float:
-        """Strategy.state_rows, with the aux AdamW's two moments over the share of parameters it steps
-        (the tensors that are no hidden matrix), which that count takes for two whole rows."""
-        return aux_adamw_rows(self, super().state_rows())
+        self.note_aux_share(shapes, self.hidden_shapes(shapes))
+        return PayloadSpec(kind="dense", numel=sum(math.prod(s) for s in shapes))
 
     def hidden_shapes(self, shapes: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
         """The hidden matrices among `shapes`: by their names where known (tensor_names), else every
