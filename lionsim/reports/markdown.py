@@ -286,12 +286,12 @@ def _model_check(summary: pd.DataFrame, meta: dict, rounds: dict[str, int]) -> s
     """A real backend's measured comm beside the model's price of the same calls, as bench prints it
     under its table (tables.model_check_table), and why the model is left out where it describes no
     link measured; "" on sim and on one rank (nothing was measured on a link)."""
-    from lionsim.reports.tables import model_check_rows, model_check_table
+    from lionsim.reports.tables import comm_measured, model_check_rows
     from lionsim.reports.titles import unchecked_model
 
-    unchecked = unchecked_model(meta)
-    if model_check_table(summary, meta.get("comm_model"), unchecked, rounds) is None:
+    if not comm_measured(summary):
         return ""
+    unchecked = unchecked_model(meta)
     names, rows = model_check_rows(summary, unchecked, rounds)
     said = ("ms of comm per step, means over the steps past the warm-up: booked = the summary's comm, each step's "
             "measured comm replaced by the median of its kind of step; measured = each step's own calls, summed; ")

@@ -355,6 +355,14 @@ def model_check(summary: pd.DataFrame, meta: dict | None) -> tuple[Table | None,
     return table, unchecked if table is not None else None
 
 
+def comm_measured(summary: pd.DataFrame) -> bool:
+    """Whether a run's comm was measured on a link (a real backend of more than one rank): what
+    model_check_table sets beside the model."""
+    if "backend" not in summary.columns or (summary["backend"] == "sim").all():
+        return False
+    return not ("comm_measured_s" in summary.columns and summary["comm_measured_s"].isna().all())
+
+
 def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unchecked: str | None = None,
                       rounds: dict[str, int] | None = None) -> Table | None:
     """On a real backend: per run, the measured comm beside the network model's price of the
@@ -362,9 +370,7 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unche
     one rank (every worker in one process: nothing crossed a process boundary, comm is priced).
     `unchecked`: why the model describes no link measured (titles.unchecked_model, which the
     caller prints): the model and error columns are left out. `rounds`: run_label -> H (a run's name)."""
-    if "backend" not in summary.columns or (summary["backend"] == "sim").all():
-        return None
-    if "comm_measured_s" in summary.columns and summary["comm_measured_s"].isna().all():
+    if not comm_measured(summary):
         return None
     by = priced_by or distinct_values(summary, "network")
     model = ("model = the price of those same calls by the network model the title names, its slow mode's "
