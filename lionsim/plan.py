@@ -23,7 +23,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from lionsim.compute import DEVICES, MEASURED, Device, device_library  # MEASURED: importable from here, as it always was
+from lionsim.compute.device_file import get_device
+from lionsim.compute import MEASURED, Device, device_library  # MEASURED: importable from here, as it always was
 from lionsim.frozen import frozen, thawed
 from lionsim.network import Network, network_for
 from lionsim.reports.summary import SummaryRule
@@ -275,7 +276,7 @@ def build(options: Mapping, runs: tuple[RunPlan, ...], given: Mapping | None = N
                                                     library=device_library(d["compute"]))),
         backend=BackendPlan(name=d["backend"], ranks=d["ranks"], timeout=d["timeout"], iface=d["iface"],
                             calibrate=d["calibrate"]),
-        compute=ComputePlan(source=d["compute"], device=None if d["compute"] == MEASURED else DEVICES.get(d["compute"]),
+        compute=ComputePlan(source=d["compute"], device=None if d["compute"] == MEASURED else get_device(d["compute"]),
                             spread=spread),
         overlap=OverlapConfig(mode=d.get("overlap", "auto"), bucket_mb=d["bucket_mb"]),
         rule=SummaryRule(baseline=d["baseline"], target_loss=d["target_loss"], warmup_steps=d["warmup_steps"]),

@@ -105,7 +105,8 @@ def bench(
                                     "there where the baseline never did >X, a lower bound on its speedup)."),
     compute: Optional[str] = typer.Option(
         None, "--compute",
-        help=f"A device ({', '.join(DEVICES.names())}: `lionsim devices`): compute from the FLOPs and kernels "
+        help=f"A device ({', '.join(DEVICES.names())}: `lionsim devices`; or a device file FILE.toml: "
+             "docs/clusters.md): compute from the FLOPs and kernels "
              "counted in step 1, encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this "
              "machine). "
              "Default: h100 on sim (whatever device a --network profile states: that is estimate's default), "

@@ -18,7 +18,7 @@ from lionsim.cli.app import ConfigOption, app, console, err_console, fail, optio
 from lionsim.cli.comm_view import model_table, print_fit, print_measured, slow_words
 from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
-from lionsim.compute.devices import get_device
+from lionsim.compute.device_file import get_device
 from lionsim.estimate.gpu_library import gpu_nodes, gpu_nodes_library
 from lionsim.estimate.library_checks import check_library_algorithm
 from lionsim.estimate.plain import (DEVICE_LIBRARY, check_gpus_per_node, chosen_device, gpus_in_range,

@@ -16,6 +16,7 @@ from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
 from lionsim.compute.devices import device_choices  # no torch: the presets' names, for --help
+from lionsim.compute.device_file import is_device_file
 from lionsim.compute.models import MODELS, model_choices  # no torch: the presets' names, for --help
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.estimate.plain import count_range  # no torch: the counts' ranges, for their refusals
@@ -64,7 +65,8 @@ MomentumSync = Annotated[Optional[str], typer.Option(
                             "exchange over H); schedule:K, whose gaps grow, only in a whole run (--steps).")]
 Device = Annotated[Optional[str], typer.Option("--device", show_default=False, help=(
     f"Accelerator: {device_choices()} "
-    "(each datasheet's figures and source: lionsim devices). Default: the network's (a profile's `device` "
+    "(each datasheet's figures and source: lionsim devices), or a device file FILE.toml of your GPU's "
+    "datasheet figures (docs/clusters.md, A device of your own). Default: the network's (a profile's `device` "
     "key; the dgx-*, a100x8-* and h100x8-* presets state theirs), else h100. bench's --compute does not "
     "follow a profile's device."))]
 Mfu = Annotated[Optional[float], typer.Option(
@@ -226,6 +228,8 @@ def estimate_cmd(
 
         traced = estimate_trace(cfg, plan)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
+    if device is not None and is_device_file(device):
+        taken["device"] = str(Path(device).resolve())  # the file, as a plug-in's path is recorded
     if fields.get("model") in MODELS:  # a preset in its listed name, an alias (gpt2-medium) as its preset's
         taken["model"] = frame["model"].iloc[0]
     swept_notes = [*swept.algorithm_notes, *point_lines(frame, swept)] if swept is not None else []

@@ -221,11 +221,12 @@ def device_choices() -> str:
     return ", ".join(shown)
 
 
-def unknown_device(name: str, listed: str = "choose from") -> str:
+def unknown_device(name: str, listed: str = "choose from", files: bool = True) -> str:
     """The line an unknown device name is refused with, wherever it was read (--device, --compute, a
     network profile's `device` key: the caller puts where in front, and `listed` "accepted" where
     its other refusals say so)."""
-    return f"unknown device {name!r}; {listed}: {device_choices()}{did_you_mean(name, DEVICES.names())}"
+    return (f"unknown device {name!r}; {listed}: {device_choices()}{', or a device file FILE.toml' if files else ''}"
+            f"{did_you_mean(name, DEVICES.names())}")
 
 
 def check_profile_device(spec, network) -> None:
@@ -235,11 +236,4 @@ def check_profile_device(spec, network) -> None:
     import os
 
     if network.device and network.device not in DEVICES:
-        raise LionsimError(f"bad --network {os.fspath(spec)}: {unknown_device(network.device, 'accepted')}")
-
-
-def get_device(name: str) -> Device:
-    """DEVICES.get, an unknown name answered with device_choices()."""
-    if name in DEVICES:
-        return DEVICES.get(name)
-    raise LionsimError(unknown_device(name))
+        raise LionsimError(f"bad --network {os.fspath(spec)}: {unknown_device(network.device, 'accepted', files=False)}")

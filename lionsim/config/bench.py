@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from lionsim.backends import BACKENDS, check_timeout
 from lionsim.backends.scope import SCOPES, acts
 from lionsim.compute import DEVICES, MEASURED, device_library
+from lionsim.compute.device_file import is_device_file, load_device
 from lionsim.compute.devices import check_profile_device, device_choices
 from lionsim.config.defaults import DEFAULT_STRATEGIES, DEFAULT_WORKLOAD
 from lionsim.errors import LionsimError
@@ -217,6 +218,8 @@ class BenchConfig:
             self.network = canonical_network(self.network)
         if isinstance(self.compute, str) and self.compute.strip().lower() == MEASURED:  # as a device's name, any case
             self.compute = MEASURED
+        elif isinstance(self.compute, str) and is_device_file(self.compute):  # recorded as plug-ins are: absolute
+            self.compute = str(Path(self.compute).resolve())
         if isinstance(self.momentum_sync, str) and self.momentum_sync.strip().lower() != self.momentum_sync:
             self.momentum_sync = self.momentum_sync.strip().lower()  # one spelling in run.json (Every:10)
 
@@ -271,9 +274,11 @@ class BenchConfig:
                           library=device_library(self.compute))  # a bad profile fails before any work
         check_profile_device(self.network, net)  # as estimate and comm: its traits follow the device
         check_workers(self.workers, net.workers_per_node, net.name)  # before --out is looked at
-        if self.compute != MEASURED and self.compute not in DEVICES:
-            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {device_choices()}"
-                               f"{did_you_mean(self.compute, [MEASURED, *DEVICES.names()])}")
+        if self.compute != MEASURED and is_device_file(self.compute):
+            load_device(self.compute)  # a bad file: one line naming it
+        elif self.compute != MEASURED and self.compute not in DEVICES:
+            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED}, a device: {device_choices()}, "
+                               f"or a device file FILE.toml{did_you_mean(self.compute, [MEASURED, *DEVICES.names()])}")
         if self.bucket_mb is not None and overlap in ("none", "tensors"):
             how = "tensor by tensor" if overlap == "tensors" else "after backward"
             raise LionsimError(f"--bucket-mb {self.bucket_mb:g} sizes per-bucket exchanges and --overlap "

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from lionsim.aggregators import check_tie
 from lionsim.compute import MODELS, Device, training_flops
 from lionsim.compute.models import model_choices
-from lionsim.compute.devices import get_device
+from lionsim.compute.device_file import get_device
 from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER
 from lionsim.errors import LionsimError
@@ -250,7 +250,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         check_seed(cfg.seed)
     check_seed_acts(cfg.seed, spread, workers)
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
-    kernels = resolve_kernels(cfg.kernels, device.name)
+    kernels = resolve_kernels(cfg.kernels, device)
     optimizer = resolve_optimizer(cfg.optimizer, kernels.table is None)
     measured = None if cfg.from_run is None else load_measured(cfg.from_run, cfg.target_loss)
     if measured is not None:  # its runs' names: the plug-ins it was trained with register them

@@ -50,17 +50,21 @@ def kernel_rows(text: object) -> str | None:
     return rows
 
 
-def resolve_kernels(text: object, device_name: str) -> KernelChoice:
-    """`--kernels` (EstimateConfig.kernels) for an estimate on the device named `device_name`."""
+def resolve_kernels(text: object, device) -> KernelChoice:
+    """`--kernels` (EstimateConfig.kernels) for an estimate on `device` (a lionsim.compute.Device): a
+    device file's GPU, which the table has no rows for, gets rows derived by the rule of the table's
+    unmeasured GPUs (lionsim.compute.derived_kernels)."""
+    from lionsim.compute.derived_kernels import with_device
     from lionsim.compute.kernel_table import default_table
 
     rows = kernel_rows(text)
     if rows is None:
         return IDEAL_KERNELS
-    table = default_table()
-    name = rows or device_name
-    table.for_device(name)  # the estimate's own device may be one the table lacks too
-    return KernelChoice(table, name)
+    if rows:
+        table = default_table()
+        table.for_device(rows)
+        return KernelChoice(table, rows)
+    return KernelChoice(with_device(default_table(), device), device.name)
 
 
 def resolve_optimizer(text: object, ideal: bool) -> str:

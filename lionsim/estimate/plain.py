@@ -171,7 +171,7 @@ def check_plain(cfg, sweep: str | None = None) -> ComputeSpread | None:
     network's (load_plain_network, which parses the profile); `sweep`: the --sweep text, parsed to
     be refused early (its user parses it again with the network's node size; --need likewise:
     parse_need). Returns --compute-spread parsed (check_forms), which resolve prices with."""
-    from lionsim.compute.devices import get_device
+    from lionsim.compute.device_file import get_device
 
     if cfg.params is not None:
         positive_int("params", cfg.params)

@@ -14,13 +14,10 @@ Each row is the rate at which one kind of kernel moves the bytes its declared op
 - published, a framework's rows of a GPU (FRAMEWORK_ROWS): the GPU's rows with the kernels a
   framework is timed running differently replaced (v100-tf1.15: TensorFlow 1.15's top_k and
   its host QR, from GRACE's release).
-- derived, every other GPU row (the GPUs not measured): an eager elementwise kernel
-  streams at the datasheet bandwidth x the device's memory_efficiency (0.8: the published copy
-  rates below reach 0.73-0.90 of their datasheets); a fused optimizer at the datasheet bandwidth x
-  FUSED_REACH, the fraction the published H100 figure reached; a top-k at that stream rate over
-  TOPK_INPUT_READS passes over its input; where the REFERENCE_GPU's rows are measured, the kernels
-  that are the same torch ops on every GPU (SHARED_KERNELS) at the stream x the share of its stream
-  that GPU measured.
+- derived, every other GPU row (the GPUs not measured), by lionsim.compute.derived_kernels' rule:
+  the datasheet's stream x memory_efficiency (0.8: the published copy rates below reach 0.73-0.90 of
+  their datasheets), the published fused AdamW's share for a fused optimizer, and the reference
+  GPU's measured shares for the kernels that are the same torch ops on every GPU.
 
 `--kernel-table FILE` writes the rows (the shipped table is lionsim/data/kernels.csv).
 """
@@ -34,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from lionsim.compute.derived_kernels import PUBLISHED_FUSED, derived_row, reference_shares
 from lionsim.compute.kernel_ops import SECTOR
 from lionsim.compute.kernel_table import COLUMNS, KERNELS, KernelRow
 from lionsim.errors import LionsimError
@@ -41,36 +39,6 @@ from lionsim.perf.rows import Figure, median_seconds
 
 TOPK_SHARE = 0.01
 """topk and scatter-add cases: pairs per element (DGC's default top-k ratio)."""
-TOPK_INPUT_READS = 5
-"""Passes torch.topk's radix selection makes over a float32 input: 4 of 8-bit digits (RADIX_BITS 8:
-"2^RADIX_BITS=256", PyTorch PR #71081, aten/src/ATen/native/cuda/TensorTopK.cu, the multi-block
-selection for large slices; intel/torch-xpu-ops PR #3325 describes CUDA's as "for 32-bit types, 4
-passes") and one gathering the k largest."""
-
-PUBLISHED_FUSED = dict(
-    device="h100", GBps=14 * 6.74e9 / 49.935e-3 / 1e9, bytes_per_param=14.0, date="2024-01-19",
-    source="published: PyTorch PR #117872 (crcrpar, 'fused adam(w): Reduce register usage', 2024-01-19): "
-           "AdamW(fused=True) stepping llama-2 7B (6.74e9 parameters) in bfloat16 on an H100 took 49.935 ms of "
-           "CUDA time (torch profiler); 14 bytes a parameter (p, g, m, v read, p, m, v written, 2 bytes each)",
-    machine="NVIDIA H100 (sm90; the thread names no variant: SXM assumed, 3.35 TB/s)")
-"""One fused optimizer step, timed: the fused-optimizer row of h100, and FUSED_REACH for the others."""
-REFERENCE_GPU = "h200"
-"""The GPU whose measured rows set the SHARED_KERNELS' derived rows: the kernel's measured rate over
-that GPU's stream (datasheet bandwidth x memory_efficiency) is its share, and an unmeasured GPU's row
-is its own stream x that share. The one GPU lent to the project (an H200, 2026-11-30) ran torch.topk
-at 0.053 of its stream, index_add_ at 0.26 and lionsim's sign unpacking at 0.32, where the earlier
-rules priced 0.2 (a top-k over TOPK_INPUT_READS reads), 1 and 1: kernels whose access pattern, not
-the datasheet, sets their speed. One GPU's shares stand in for another architecture's: a measured
-guess beats an unmeasured one, and a GPU measured later gets its own rows. Without the reference's
-rows in the table the earlier rules stand."""
-SHARED_KERNELS = ("pack-signs", "unpack-signs", "pack-codes", "unpack-codes", "scatter-add", "topk", "orthogonalize")
-"""Kernels that are the same torch ops on every GPU (lionsim's packing chains and Gram-Schmidt,
-torch.topk, index_add_), so the reference GPU's share is the kernel's own. Other libraries' codecs
-declare their own kinds (DeepSpeed's cupy packing streams: lionsim.transports.compressed_allreduce).
-The elementwise rows (float-pass, cast) keep each device's stream, which the H200's cast met (1.00),
-and the fused optimizer the published H100's share."""
-FUSED_REACH = PUBLISHED_FUSED["GBps"] * 1e9 / 3.35e12
-"""The datasheet bandwidth share one fused multi-tensor AdamW kernel reached (about 0.56)."""
 
 COPY_SOURCE = ("published: chsasank/device-benchmarks README (commit 02b8262, undated, read 2026-11-28), "
                "'Memory Bandwidth (GB/s)' of an {gpu}: torch a.copy_(b) of float32 tensors of up to 2^26.5 elements "
@@ -368,10 +336,7 @@ def gpu_rows(measured: dict[tuple[str, str], KernelRow] | None = None) -> tuple[
 
     measured = measured or {}
     rows, figures, today = [], [], _today()
-    reference = DEVICES.get(REFERENCE_GPU)
-    reference_stream = reference.memory_bandwidth_Bps * reference.memory_efficiency
-    shares = {kernel: row.GBps * 1e9 / reference_stream for (name, kernel), row in measured.items()
-              if name == REFERENCE_GPU and kernel in SHARED_KERNELS}
+    shares = reference_shares(measured.values())
     for name in DEVICES.names():
         device = DEVICES.get(name)
         if device.name != name:  # an alias (a100 is a100-40gb)
@@ -388,7 +353,7 @@ def gpu_rows(measured: dict[tuple[str, str], KernelRow] | None = None) -> tuple[
                 row = KernelRow(device=name, kernel=kernel, bytes_per_param=8.0, GBps=copy[1], method="published",
                                 source=COPY_SOURCE.format(gpu=copy[0]), date="2026-11-28", machine=copy[0])
             else:
-                row = _derived(name, kernel, sheet, bandwidth, efficiency, copy, today, shares.get(kernel))
+                row = derived_row(name, kernel, sheet, bandwidth, efficiency, copy, today, shares.get(kernel))
             rows.append(row)
             figures.append(Figure("kernels", f"{name} {kernel}", "GBps", row.GBps, row.source))
     for name, (base, published) in FRAMEWORK_ROWS.items():
@@ -401,29 +366,6 @@ def gpu_rows(measured: dict[tuple[str, str], KernelRow] | None = None) -> tuple[
             rows.append(row)
             figures.append(Figure("kernels", f"{name} {row.kernel}", "GBps", row.GBps, row.source))
     return rows, figures
-
-
-def _derived(name: str, kernel: str, sheet: str, bandwidth: float, efficiency: float,
-             copy: tuple[str, float] | None, today: str, share: float | None) -> KernelRow:
-    stream, basis = bandwidth * efficiency, f"{sheet}: {bandwidth / 1e12:g} TB/s x memory_efficiency {efficiency:g}"
-    if copy:  # the device's own published copy rate
-        stream, basis = copy[1] * 1e9, f"the published copy rate of the {copy[0]} ({copy[1]:g} GB/s, float-pass row)"
-    if kernel == "fused-optimizer":
-        gbps, how = bandwidth * FUSED_REACH, (f"{sheet}: {bandwidth / 1e12:g} TB/s x {FUSED_REACH:.3f}, the share the "
-                                              "published H100 fused AdamW reached")
-        nbytes = 28.0
-    elif share is not None:
-        gbps, how = stream * share, (f"{basis}, x {share:.3f}: the share of its stream the {REFERENCE_GPU} "
-                                     f"measured for {kernel} (its measured row)")
-        nbytes = {"scatter-add": 8 + 4 + 2 * SECTOR, "orthogonalize": 12.0, "topk": 4.0}.get(kernel, 8.0)
-    elif kernel == "topk":
-        gbps, how = stream / TOPK_INPUT_READS, f"{basis}, over {TOPK_INPUT_READS} reads of the input (radix selection)"
-        nbytes = 4.0
-    else:
-        gbps, how = stream, f"{basis}: an eager op streams its bytes"
-        nbytes = {"scatter-add": 8 + 4 + 2 * SECTOR, "orthogonalize": 12.0}.get(kernel, 8.0)
-    return KernelRow(device=name, kernel=kernel, bytes_per_param=nbytes, GBps=gbps / 1e9,
-                     method="derived", source=f"derived: {how}; this GPU not measured", date=today, machine=sheet)
 
 
 def bench_kernels(numel: int = 10**7, repeats: int = 5, device: str = "cpu") -> tuple[list[KernelRow], list[Figure]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from lionsim.numbers import plural
+from lionsim.compute.device_file import device_shown
 
 UNKNOWN = "run.json says how each was obtained"
 """What a caption says where the record carries no timing notes (a run written before them, or
@@ -67,13 +68,14 @@ def run_times(meta: dict | None, network: str | None = None, link: str | None = 
     if not all(isinstance(note, str) for note in notes.values()):
         return UNKNOWN
     steps, warmup, kinds = config.get("steps"), timing.get("warmup_steps"), timing.get("step_kinds")
-    device = config.get("compute")
+    device = device_shown(config.get("compute"))
     network = network or (meta.get("network") or {}).get("name") or config.get("network")
     parts = []
     if notes["compute_s"].startswith("measured"):
         parts.append(("comp", "measured", _median(notes["compute_s"], steps, warmup)))
     else:
-        parts.append(("comp", "modelled", f"on {device} ({_modelled_compute(device, timing.get('compute_counted'))})"))
+        how = _modelled_compute(config.get("compute"), timing.get("compute_counted"))
+        parts.append(("comp", "modelled", f"on {device} ({how})"))
     if notes["encode_s"].startswith("measured"):
         parts.append(("enc/upd", "measured", _median(notes["encode_s"], steps, warmup, kinds)))
     else:
@@ -90,15 +92,16 @@ def _modelled_compute(device: str | None, counted) -> str:
     """How a device's compute was priced: its FLOPs at peak x mfu, or, where its kernels' launches
     outlast them (every built-in workload's on every device), the launches, which no device's
     peak changes (lionsim.steptime.work.device_work: the larger of the two)."""
-    from lionsim.compute.devices import DEVICES
+    from lionsim.compute.device_file import known_device
 
-    if device not in DEVICES or not isinstance(counted, dict):
+    known = known_device(device)
+    if known is None or not isinstance(counted, dict):
         return "FLOPs at peak x mfu"
     from lionsim.compute.launches import launch_times, launch_words
 
     kernels = int(counted.get("kernels") or 0)
-    floor_s, flops_s = launch_times(float(counted.get("flops") or 0.0), kernels, DEVICES.get(device))
-    return f"{launch_words(kernels, DEVICES.get(device))}, not FLOPs" if floor_s > flops_s else "FLOPs at peak x mfu"
+    floor_s, flops_s = launch_times(float(counted.get("flops") or 0.0), kernels, known)
+    return f"{launch_words(kernels, known)}, not FLOPs" if floor_s > flops_s else "FLOPs at peak x mfu"
 
 
 def said(parts: list[tuple[str, str, str]]) -> str:

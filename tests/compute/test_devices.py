@@ -69,12 +69,13 @@ def test_the_optimizer_step_is_priced_as_a_memory_pass():
 def test_an_unknown_device_lists_every_name_sorted_with_an_alias_beside_its_target():
     import pytest
 
-    from lionsim.compute.devices import DEVICES, get_device
+    from lionsim.compute.device_file import get_device
+    from lionsim.compute.devices import DEVICES
     from lionsim.errors import LionsimError
 
     with pytest.raises(LionsimError) as e:
         get_device("tpu")
-    listed = str(e.value).split("choose from: ", 1)[1].split(", ")
+    listed = str(e.value).split("choose from: ", 1)[1].split(", or a device file")[0].split(", ")
     names = [item.split(" (")[0] for item in listed]
     assert names == sorted(DEVICES.names()) and "a100 (a100-40gb)" in listed
 

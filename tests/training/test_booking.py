@@ -93,7 +93,7 @@ def test_steps_csv_carries_comm_exposed(tmp_path):
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"compute": "tpu"}, "bad --compute 'tpu'; accepted: measured or a device: a100 .a100-40gb., a100-40gb"),
+    ({"compute": "tpu"}, "bad --compute 'tpu'; accepted: measured, a device: a100 .a100-40gb., a100-40gb"),
     ({"bucket_mb": -1.0}, "bad --bucket-mb -1; accepted: a finite number at least 0.000004"),
 ])
 def test_bad_compute_options(kwargs, message):

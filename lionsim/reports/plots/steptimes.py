@@ -21,6 +21,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
+from lionsim.compute.device_file import device_shown
 from lionsim.reports.columns import off_sim
 from lionsim.reports.summary import SummaryRule, measured_run, nearest_rank, step_spread
 from lionsim.reports.plots.style import CHAR_WIDTH, TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
@@ -65,7 +66,7 @@ def _measured_note(warmup: int, steps: pd.DataFrame, meta: dict | None) -> str:
     slowest rank, else the bench's one compute figure; encode, decode and update each kind of
     step's median, measured, or modelled for a --compute device."""
     config = (meta or {}).get("config") or {}
-    device = config.get("compute") if config.get("compute") not in (None, "measured") else None
+    device = device_shown(config.get("compute")) if config.get("compute") not in (None, "measured") else None
     spread = bool(_spread_note(steps, meta))
     modelled = f", compute modelled for {device}" if device else ""
     own = f"comm, compute and wait (comm_measured_s{modelled})" if spread else "comm (comm_measured_s)"
