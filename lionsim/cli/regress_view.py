@@ -15,7 +15,7 @@ from rich.table import Table
 
 from lionsim.cli.app import console
 from lionsim.numbers import plural
-from lionsim.regress.rows import IMPROVED, PASS, Row, fmt, group_rows
+from lionsim.regress.rows import IMPROVED, MISSING, PASS, Row, fmt, group_rows
 
 VERDICT_STYLE = {PASS: "green", IMPROVED: "cyan"}
 LOG_EVERY_S = 5.0
@@ -86,6 +86,9 @@ def failure_lines(failures: list[Row], total: int, mode: str, seconds: float) ->
         by_case.setdefault(r.case, []).append(r)
     for case, rows in by_case.items():
         runs = len({r.run for r in rows})
+        if all(r.verdict == MISSING and r.note == rows[0].note for r in rows):  # a case the baseline lacks: one fix
+            lines.append(f"  {case}: {plural(runs, 'run')} missing: {rows[0].note}")
+            continue
         lines.append(f"  {case}: {plural(len(rows), 'failing check')} in {plural(runs, 'run')}; worst:")
         for r in sorted(rows, key=Row.rank, reverse=True)[:WORST_PER_CASE]:
             lines.append(f"    {r.run} / {r.metric}: {r.verdict}: {r.note}")

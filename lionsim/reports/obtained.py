@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from lionsim.numbers import plural
-from lionsim.compute.device_file import device_shown
+from lionsim.compute.device_file import device_shown, known_device
 
 UNKNOWN = "run.json says how each was obtained"
 """What a caption says where the record carries no timing notes (a run written before them, or
@@ -79,7 +79,9 @@ def run_times(meta: dict | None, network: str | None = None, link: str | None = 
     if notes["encode_s"].startswith("measured"):
         parts.append(("enc/upd", "measured", _median(notes["encode_s"], steps, warmup, kinds)))
     else:
-        parts.append(("enc/upd", "modelled", f"(memory passes at {device}'s bandwidth)"))
+        known = known_device(config.get("compute"))  # each kernel's launch floor binds a small model's passes
+        floor = f", at least {known.kernel_s * 1e6:g} us a kernel" if known is not None else ""
+        parts.append(("enc/upd", "modelled", f"(memory passes at {device}'s bandwidth{floor})"))
     if notes["comm_s"].startswith("measured"):
         where = f"on {link} " if link else ""
         parts.append(("comm", "measured", where + _median(notes["comm_s"], steps, warmup, kinds)))
@@ -92,8 +94,6 @@ def _modelled_compute(device: str | None, counted) -> str:
     """How a device's compute was priced: its FLOPs at peak x mfu, or, where its kernels' launches
     outlast them (every built-in workload's on every device), the launches, which no device's
     peak changes (lionsim.steptime.work.device_work: the larger of the two)."""
-    from lionsim.compute.device_file import known_device
-
     known = known_device(device)
     if known is None or not isinstance(counted, dict):
         return "FLOPs at peak x mfu"

@@ -436,6 +436,8 @@ def test_a_case_missing_from_the_baseline_is_said_before_any_run_and_not_trained
     assert code == 1, (out, err)
     assert out.startswith("note: mlp-n4-iid is not in the baseline: reported missing without training")
     assert f"FAIL: {len(case.strategies)} of {len(case.strategies)} checks failed" in out
+    # the fix once for the case, not once a run: "mlp-n4-iid: 5 runs missing: case ... is not in the baseline; run ..."
+    assert out.count("is not in the baseline; run") == 1 and f"mlp-n4-iid: {len(case.strategies)} runs missing: " in out
 
 
 def test_config_keys_are_the_flags_names(tmp_path, capsys):

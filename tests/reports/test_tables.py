@@ -154,7 +154,7 @@ def test_the_caption_says_how_each_step_time_was_obtained_from_run_json():
 
     modelled = said(run_record(compute="h100", traits=None))
     assert ("step times modelled: comp on h100 (FLOPs at peak x mfu), enc/upd (memory passes at h100's "
-            "bandwidth), comm on 1gbe (alpha-beta).") in modelled
+            "bandwidth, at least 10 us a kernel), comm on 1gbe (alpha-beta).") in modelled
     assert "comm on 10gbe (nccl traits)" in said(run_record(network="10gbe", traits="nccl"))
     here = said(run_record(compute="measured", steps=5, warmup=2))
     assert ("step times: comp measured (median of 10 passes, 3 warm-up dropped); enc/upd measured (median of "

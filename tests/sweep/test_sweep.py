@@ -405,7 +405,7 @@ def test_sweep_table_says_how_its_step_times_were_obtained(tmp_path):
         (tmp_path / "cells" / f"c-{network}" / "run.json").write_text(json.dumps(run_record(network=network)))
     said = " ".join(table_text(sweep_table(summary, tmp_path)).split())
     assert ("step times modelled: comp on h100 (FLOPs at peak x mfu), enc/upd (memory passes at h100's "
-            "bandwidth), comm on each row's network (alpha-beta). loss:") in said, said
+            "bandwidth, at least 10 us a kernel), comm on each row's network (alpha-beta). loss:") in said, said
     one = " ".join(table_text(sweep_table(summary.iloc[:1], tmp_path)).split())
     assert "comm on 1gbe (alpha-beta)" in one
     (tmp_path / "cells" / "c-10gbe" / "run.json").unlink()  # a cell without its record: no claim

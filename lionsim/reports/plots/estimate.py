@@ -113,7 +113,8 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     log = speedup_axis(bottom, frame["speedup"])  # 90x and 0.9x apart: a linear axis flattened the latter
     top.set_ylabel(f"step time ({unit}, log scale)")
     bottom.set_ylabel(speedup_label("speedup", run_name(*baseline.split("@", 1), rounds), log, fig))  # folded to its panel's height
-    bottom.set_xlabel("workers (log scale)" if variable == "workers" else axis_label(efficiency_of(frame)))
+    bottom.set_xlabel("workers (log scale)" if variable == "workers" else axis_label(efficiency_of(frame))
+                      + "\nmarkers: the priced points; lines: linear in 1 / bandwidth between them")
     legend_below(fig, top.get_legend_handles_labels()[0])
     return save(fig, Path(path))
 
