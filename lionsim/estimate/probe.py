@@ -76,9 +76,9 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
     (of the tensor `shapes` of a model preset, when known); `options`: strategy options given (by
     flag key or NAME.FIELD)."""
     # named as the model's tensors where known (Strategy.tensor_names: Muon leaves the embeddings to AdamW)
-    standin = names if names is not None and len(names) == tensors else [f"t{i}" for i in range(tensors)]
-    layout = ParamLayout(names=list(standin), numels=[1] * tensors,
-                         segment_ids=torch.arange(tensors))
+    named = names is not None and len(names) == tensors
+    layout = ParamLayout(names=list(names) if named else [f"t{i}" for i in range(tensors)], numels=[1] * tensors,
+                         segment_ids=torch.arange(tensors), named=named)
     options = dict(options or {})
     sync = options.pop("momentum_sync", None)  # common to the Lion family; the others are unaffected
     common = {"momentum_sync": sync} if sync is not None and run.strategy_class.has_momentum_sync else {}

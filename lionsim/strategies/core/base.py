@@ -251,11 +251,9 @@ class Strategy(ABC):
     def tensor_names(self, shapes: list[tuple[int, ...]]) -> list[str] | None:
         """The names of the tensors of `shapes` (spec_for's, update_flops'), where known: estimate builds
         the strategy on a layout named as the model's tensors when the model says them (a preset, a
-        counted module); None otherwise (--params, or a layout of stand-in names "t0", "t1", ...)."""
+        counted module); None otherwise (--params: a stand-in layout, ParamLayout.named False)."""
         names = list(self.layout.names)
-        if len(names) != len(shapes) or names == [f"t{i}" for i in range(len(names))]:
-            return None
-        return names
+        return names if self.layout.named and len(names) == len(shapes) else None
 
     def update_launches(self, shapes: list[tuple[int, ...]]) -> int:
         """Kernels that matrix work launches a step (Muon's Newton-Schulz: 44 a matrix): `estimate` prices

@@ -23,6 +23,9 @@ class ParamLayout:
     shapes: list[tuple[int, ...]] | None = None
     """Each tensor's shape (PowerSGD compresses matrices); None: unknown, every tensor taken as
     a vector of its numel."""
+    named: bool = True
+    """Whether `names` are the model's tensors' (False: estimate's stand-in for --params, whose
+    names say nothing: Strategy.tensor_names)."""
 
     @property
     def numel(self) -> int:
