@@ -178,7 +178,8 @@ def test_a_sockets_bandwidth_sweep_notes_its_cap_and_network_where_they_cross_no
     labels = top.get_legend_handles_labels()[1]
     assert any(label.startswith("sockets fabric's cap: NCCL moves at most\n1.96 GB/s") for label in labels)
     assert "h100x8-100gbe, the network given: 5.03 GB/s moved (its 11.7 GB/s link x 0.43)" in labels  # 11.7 x 0.43
-    assert fig.axes[1].get_xlabel() == "inter-node bandwidth moved (GB/s a node: the link's own rate x 0.43, log scale)"
+    assert fig.axes[1].get_xlabel() == ("inter-node bandwidth moved (GB/s a node: the link's own rate x 0.43, log scale)"
+                                        "\nmarkers: the priced points; lines: linear in 1 / bandwidth between them")
 
 
 def test_a_workers_crossover_is_named_alike_in_the_legend_the_table_and_crossover_csv(tmp_path, monkeypatch):

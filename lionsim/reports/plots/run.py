@@ -208,6 +208,9 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     scale, xlabel, words = _x_axis(steps, x_col, meta)
     metric, higher = eval_metric(steps)
     ylabel, factor = metric_axis(metric, higher)
+    samples = ((meta or {}).get("evaluation") or {}).get("samples")
+    if factor == 100.0 and isinstance(samples, int) and samples > 0:  # a step of the axis may be one sample
+        ylabel += f"\non {samples:,} held-out samples (one: {100 / samples:.2g} pp)"
     title = f"Eval {metric} vs step" if x_col == "step" else f"Time to {metric}: eval {metric} vs {words}"
     fig, (ax,) = figure(title, subtitle(steps, meta))
     evaluated = [(label, rows[rows["eval_acc"].notna()]) for label, rows in runs]
