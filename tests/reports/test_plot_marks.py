@@ -227,3 +227,23 @@ def test_marks_at_the_last_step_show_whole_on_the_step_axes(figures):
         for line in marked:
             assert line.get_window_extent(renderer).x1 <= box.x1, (line.get_marker(), ax.get_xlim())
         assert ax.get_xticklabels()[-1].get_text() == "20"
+
+
+def test_an_accuracy_axis_says_how_many_samples_it_is_of(figures):
+    """60 held-out samples: a move of one is 1.7 pp, which a zoomed axis of two evaluations drew as a
+    cliff; the axis now says it (run.json's evaluation.samples), and nothing where the run says none."""
+    from tests.helpers.frames import frame, rows
+
+    run = rows("adamw", 20)
+    for r in run:
+        if r["step"] % 10 == 0:
+            r.update(eval_loss=2.0, eval_acc=0.6 + 0.001 * r["step"])
+    steps = frame(run)
+    runs = split_runs(steps)
+    styles = run_styles([label for label, _ in runs], "adamw@fp32-allreduce")
+    run_plots._eval_acc_plot(runs, styles, "adamw@fp32-allreduce", steps, "step", Path("y.png"),
+                             {"evaluation": {"samples": 60}})
+    run_plots._eval_acc_plot(runs, styles, "adamw@fp32-allreduce", steps, "step", Path("z.png"))
+    said, plain = (fig.axes[0].get_ylabel() for fig in figures)
+    assert said == f"eval accuracy (%)\non 60 held-out samples (one: {100 / 60:.2g} pp)" and "1.7 pp" in said
+    assert plain == "eval accuracy (%)"
