@@ -42,6 +42,8 @@ class StrategyRecord:
     default_transport: str
     usable: tuple[str, ...]
     """Every transport it can use: the registered ones, then those made from a prefix (hier:T)."""
+    known_as: tuple[str, ...] = ()
+    """Strategy.known_as: the names an unknown one is matched against for its suggestion."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ def table() -> dict:
                 made[prefix][inner] = {"refusal": str(e)}
     every = transports + [o["name"] for outcomes in made.values() for o in outcomes.values() if "name" in o]
     strategies = {name: {"payload_kind": cls.payload_kind, "default_transport": cls.default_transport,
-                         "usable": [t for t in every if can_use(cls, t)]}
+                         "usable": [t for t in every if can_use(cls, t)], "known_as": list(cls.known_as)}
                   for name, cls in STRATEGIES.items() if not is_users(cls)}
     from lionsim.transports.hierarchy import UNCARRIED
 
@@ -89,7 +91,8 @@ def names_from(data: dict) -> Names:
     unknown name is refused by the registry's own code, with its list and nearest names."""
     strategies: Registry[StrategyRecord] = Registry("strategy", plugins=True)  # as STRATEGIES refuses
     for name, s in data["strategies"].items():
-        strategies.add(name, StrategyRecord(name, s["payload_kind"], s["default_transport"], tuple(s["usable"])))
+        strategies.add(name, StrategyRecord(name, s["payload_kind"], s["default_transport"], tuple(s["usable"]),
+                                            tuple(s.get("known_as", ()))))
     transports: Registry[TransportRecord] = Registry("transport", plugins=True)
     for name in data["transports"]:
         transports.add(name, TransportRecord(name))

@@ -39,6 +39,12 @@ def _shared_start(a: str, b: str) -> int:
     return n
 
 
+def spelled(name: object) -> str:
+    """`name` as names are compared for a suggestion: lower case, an underscore or a blank as a hyphen
+    (`streaming_diloco`, `Streaming DiLoCo` are streaming-diloco)."""
+    return str(name).strip().lower().replace("_", "-").replace(" ", "-")
+
+
 def nearest(name: object, choices: Iterable[str]) -> list[str]:
     """Every valid choice as near to `name` as the nearest, in the order given, ignoring case: those
     whose start it shares longest, where that is at least PREFIX_LEAST characters and four fifths of
@@ -47,21 +53,21 @@ def nearest(name: object, choices: Iterable[str]) -> list[str]:
     the longest choice it ends with after a separator (`nvidia-h200` is h200); else those of difflib's
     best ratio, at least 0.6. `vit` is as near to vit-s as to vit-b, and naming
     one of them would pick for the user."""
-    key, unique = str(name).lower(), list(dict.fromkeys(choices))
-    shared = {choice: _shared_start(choice.lower(), key) for choice in unique}
+    key, unique = spelled(name), list(dict.fromkeys(choices))
+    shared = {choice: _shared_start(spelled(choice), key) for choice in unique}
     longest = max(shared.values(), default=0)
     if longest >= PREFIX_LEAST and longest >= 0.8 * len(key):
         kin = [choice for choice in unique if shared[choice] == longest]
         whole = [choice for choice in kin if len(choice) == longest]  # typed with a letter too many: `adamww`
         return whole or kin
     # a vendor's or a maker's prefix before a name we know: `nvidia-h200`, `NVIDIA H200` is h200
-    tails = [c for c in unique if len(c) >= 3 and len(key) > len(c) and key.endswith(c.lower())
-             and key[-len(c) - 1] in "-_ /:"]
+    tails = [c for c in unique if len(c) >= 3 and len(key) > len(c) and key.endswith(spelled(c))
+             and key[-len(c) - 1] in "-/:"]
     if tails:
         return [max(tails, key=len)]
     best, near = 0.6, []
     for choice in unique:
-        score = difflib.SequenceMatcher(None, choice.lower(), key).ratio()
+        score = difflib.SequenceMatcher(None, spelled(choice), key).ratio()
         if score > best:
             best, near = score, [choice]
         elif score == best:
@@ -179,7 +185,9 @@ class Registry(Generic[T]):
         plug-ins register this kind, how to load one (plugin_hint; after a near name, in brackets: a
         plug-in's `ef-signum`, its --plugin forgotten, was only offered the built-in `ef-signsgd`);
         "" where neither applies."""
-        near = did_you_mean(name, self._items)
+        known = [n for n, obj in self._items.items() if spelled(name) in getattr(obj, "known_as", ())]
+        near = (f"; did you mean {' or '.join(map(repr, known))}?" if known  # a paper's name for it
+                else did_you_mean(name, self._items))
         if not self.plugins:
             return near
         if not near:

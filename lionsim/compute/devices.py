@@ -225,8 +225,8 @@ def unknown_device(name: str, listed: str = "choose from", files: bool = True) -
     """The line an unknown device name is refused with, wherever it was read (--device, --compute, a
     network profile's `device` key: the caller puts where in front, and `listed` "accepted" where
     its other refusals say so)."""
-    return (f"unknown device {name!r}; {listed}: {device_choices()}{', or a device file FILE.toml' if files else ''}"
-            f"{did_you_mean(name, DEVICES.names())}")
+    files = ", or a device file FILE.toml of its datasheet (docs/clusters.md)" if files else ""
+    return f"unknown device {name!r}; {listed}: {device_choices()}{files}{did_you_mean(name, DEVICES.names())}"
 
 
 def check_profile_device(spec, network) -> None:

@@ -102,6 +102,19 @@ def nearby_profile(text: str) -> str:
     return f"; did you mean {name if path.parent == Path('.') else str(path.parent / name)!r}?"
 
 
+def gpu_nodes_hint(text: str) -> str:
+    """"; did you mean --network 25gbe --gpus-per-node 8?" for a name written as the GPU-node presets
+    are (`h100x8-25gbe`) whose link is a flat preset: estimate and comm put the GPUs in the nodes
+    (a profile with workers_per_node does it for bench); "" otherwise."""
+    import re
+
+    found = re.fullmatch(r"[a-z0-9]+x(\d+)-(.+)", text.strip().lower())
+    if not found or found.group(2) not in NETWORKS or int(found.group(1)) < 2:
+        return ""
+    return (f"; did you mean --network {NETWORKS.canonical(found.group(2))} --gpus-per-node {int(found.group(1))} "
+            "(estimate, comm; for bench a profile with workers_per_node: docs/backends.md)?")
+
+
 def _is_profile(path: Path) -> bool:
     """Whether `path` reads as a profile: a table with the [inter] link every profile needs (a
     --config file, a run.json or any other TOML or JSON has none)."""
@@ -121,10 +134,9 @@ def load_network(spec: str | os.PathLike[str]) -> Network:
         raise LionsimError(f"network {text!r} is a directory, not a profile file; accepted: {accepted}")
     suffix = Path(text).suffix.lower()
     if suffix not in (".toml", ".json"):
-        raise LionsimError(
-            f"unknown network {text!r}; choose a preset ({', '.join(NETWORKS.names())}) "
-            f"or a .toml/.json profile file{nearby_profile(text) or did_you_mean(text, NETWORKS.names())}"
-        )
+        hint = nearby_profile(text) or gpu_nodes_hint(text) or did_you_mean(text, NETWORKS.names())
+        raise LionsimError(f"unknown network {text!r}; choose a preset ({', '.join(NETWORKS.names())}) "
+                           f"or a .toml/.json profile file{hint}")
     path = Path(text)
     if not path.is_file():
         raise LionsimError(f"network profile not found: {path}; accepted: {accepted}{nearby_profile(text)}")

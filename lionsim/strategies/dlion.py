@@ -58,6 +58,7 @@ class DistributedLionStrategy(MomentumSyncing, Strategy):
 class DLionMaVo(DistributedLionStrategy):
     name = "dlion-mavo"
     summary = "Distributed Lion, majority vote of the workers' signs (tie: --tie, default 0)"
+    known_as = ("distributed-lion", "d-lion", "dlion")
     rule = MajorityVote()
     reads = ("tie",)
     bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p",
@@ -71,6 +72,7 @@ class DLionMaVo(DistributedLionStrategy):
 class DLionAvg(DistributedLionStrategy):
     name = "dlion-avg"
     summary = "Distributed Lion, mean of the workers' signs"
+    known_as = ("distributed-lion", "d-lion", "dlion")
     rule = MeanVote()
     bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p",
                           rule_step=LION_VOTE, update_step=SIGN_APPLY)

@@ -58,6 +58,7 @@ FREEZE_WHY = ("1-bit Adam compresses with a frozen variance, which a full-precis
 @STRATEGIES.register("onebit-adam")
 class OneBitAdam(Strategy):
     name = "onebit-adam"
+    known_as = ("1-bit-adam", "1bit-adam", "one-bit-adam")
     summary = "1-bit Adam: fp32 Adam warm-up (--freeze-steps), then frozen variance, error-compensated 1-bit momentum"
     payload_kind = "onebit"
     default_transport = "compressed-allreduce"

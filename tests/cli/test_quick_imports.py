@@ -260,7 +260,8 @@ SWEEP_PLAIN = {  # sweep's values that need no registry: the line each got once 
     "--workers 1,2 --bucket-mb 5 --overlap none": "--bucket-mb 5 sizes per-bucket exchanges and --overlap none runs "
                                                   "every exchange after backward; accepted with --overlap auto or buckets",
     "--compute tpu": "bad --compute 'tpu'; accepted: measured, a device: a100 (a100-40gb), a100-40gb, a100-80gb, "
-                     "a10g, b200, h100, h200, l4, l40s, mi300x, rtx3090, rtx4090, t4, v100, or a device file FILE.toml",
+                     "a10g, b200, h100, h200, l4, l40s, mi300x, rtx3090, rtx4090, t4, v100, or a device file FILE.toml of its "
+                     "datasheet (docs/clusters.md)",
     "--betas 0.9": "bad --betas '0.9'; accepted: two numbers like 0.9,0.99, each at least 0 and below 1",
     "--data-split skewed": "bad --data-split skewed; accepted: iid, dirichlet:ALPHA (ALPHA above 0, e.g. dirichlet:0.5)",
     "--eval-samples -3": "bad --eval-samples -3; accepted: a whole number at least 1, or all",

@@ -135,6 +135,8 @@ BAD = [  # (the command line, parse_runs' arguments as the command passes them)
     ([*B, "-s", "adamw@hier:a2a-1bit"], (["adamw@hier:a2a-1bit"],)),
     ([*B, "-s", "adamw@hier:sparse-allgather"], (["adamw@hier:sparse-allgather"],)),
     ([*E, "-s", "nosuch"], (["nosuch"],)),
+    ([*E, "-s", "distributed-lion"], (["distributed-lion"],)),  # the paper's name: its strategies, not `lion`
+    ([*E, "-s", "streaming_diloco"], (["streaming_diloco"],)),  # an underscore for the hyphen
     ([*E, "-s", "lion@fp32-alreduce"], (["lion@fp32-alreduce"],)),
     ([*E, "-s", "adamw@a2a-1bit"], (["adamw@a2a-1bit"],)),
     ([*E, "--transport", "fp4-allreduce"], (list(ESTIMATE_DEFAULTS), "fp4-allreduce", "estimate's default strategies")),
@@ -155,6 +157,10 @@ def test_bad_names_are_refused_before_torch_in_the_registrys_line():
         lines.append(str(refused.value))
     assert any("unknown strategy 'nosuch'; choose from: adamw, lion" in line for line in lines)
     assert any("did you mean 'dlion-mavo'?" in line for line in lines)
+    assert any("unknown strategy 'distributed-lion'" in line and "did you mean 'dlion-mavo' or 'dlion-avg'?" in line
+               for line in lines)
+    assert any("unknown strategy 'streaming_diloco'" in line and "did you mean 'streaming-diloco'?" in line
+               for line in lines)
     assert any(line.startswith("unknown transport 'nosuch'; choose from: fp32-allreduce") for line in lines)
     assert any(line.startswith("strategy 'adamw' cannot use transport 'a2a-1bit'") for line in lines)
     _refused_without_torch([argv for argv, _ in BAD], lines)

@@ -391,6 +391,12 @@ def test_unknown_names_and_missing_files(tmp_path):
     with pytest.raises(LionsimError, match=r"unknown network '10gbee'; choose a preset \(100mbe, 1gbe, 10gbe.*did you mean '10gbe'\?"):
         load_network("10gbee")
     assert load_network("10GbE").name == "10gbe"  # presets in any case
+    # named as the GPU-node presets are, over a flat preset's link: the option that makes such nodes
+    with pytest.raises(LionsimError, match=r"unknown network 'h100x8-25gbe'.*; did you mean --network 25gbe "
+                                           r"--gpus-per-node 8 \(estimate, comm; "):
+        load_network("h100x8-25gbe")
+    with pytest.raises(LionsimError, match=r"did you mean 'h100x8-10gbe'\?$"):  # a preset's own name, mistyped
+        load_network("h100x8-10gbee")
     with pytest.raises(LionsimError, match="network profile not found"):
         load_network(str(tmp_path / "none.toml"))
 

@@ -89,6 +89,9 @@ class Strategy(ABC):
     payload_kind: ClassVar[str]
     default_transport: ClassVar[str]
     defaults: ClassVar[Hyper]
+    known_as: ClassVar[tuple[str, ...]] = ()
+    """What papers and users call it besides its name ("distributed-lion"), lower case with hyphens:
+    an unknown name equal to one is answered with this strategy (Registry.suggest), never run as it."""
     has_momentum_sync: ClassVar[bool] = False
     authors_warmup: ClassVar[tuple[float, float, str] | None] = None
     """Where its warm-up option (acts=SETS_WARMUP) has a default sized for lionsim's 100-step bench
