@@ -221,11 +221,11 @@ def device_choices() -> str:
     return ", ".join(shown)
 
 
-def unknown_device(name: str, listed: str = "choose from", files: bool = True) -> str:
+def unknown_device(name: str, listed: str = "choose from") -> str:
     """The line an unknown device name is refused with, wherever it was read (--device, --compute, a
     network profile's `device` key: the caller puts where in front, and `listed` "accepted" where
     its other refusals say so)."""
-    files = ", or a device file FILE.toml of its datasheet (docs/clusters.md)" if files else ""
+    files = ", or a device file FILE.toml of its datasheet (docs/clusters.md)"
     return f"unknown device {name!r}; {listed}: {device_choices()}{files}{did_you_mean(name, DEVICES.names())}"
 
 
@@ -235,5 +235,12 @@ def check_profile_device(spec, network) -> None:
     up: lionsim.network.profile._device)."""
     import os
 
-    if network.device and network.device not in DEVICES:
-        raise LionsimError(f"bad --network {os.fspath(spec)}: {unknown_device(network.device, 'accepted', files=False)}")
+    if network.device.endswith(".toml"):  # a device file (profile._device made its path absolute)
+        from lionsim.compute.device_file import load_device
+
+        try:
+            load_device(network.device)
+        except LionsimError as e:
+            raise LionsimError(f"bad --network {os.fspath(spec)}: its device file: {e}") from None
+    elif network.device and network.device not in DEVICES:
+        raise LionsimError(f"bad --network {os.fspath(spec)}: {unknown_device(network.device, 'accepted')}")

@@ -60,7 +60,8 @@ def chosen_device(given: str | None, spec, network) -> tuple[str, str]:
         from lionsim.compute.devices import DEVICES, check_profile_device
 
         check_profile_device(spec, network)  # refused as the profile's other keys are (lionsim.network.profile)
-        return DEVICES.canonical(network.device), "the preset's" if os.fspath(spec) in NETWORKS else "the profile's"
+        name = network.device if network.device.endswith(".toml") else DEVICES.canonical(network.device)
+        return name, "the preset's" if os.fspath(spec) in NETWORKS else "the profile's"
     return DEFAULT_DEVICE, ""
 
 

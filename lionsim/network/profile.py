@@ -26,8 +26,9 @@
                                 # sockets, tuning: lionsim.network.fabrics); absent: sockets when
                                 # inter.alpha_us >= 10, else ib
     device = "a100-40gb"        # optional: the GPU every worker is, a lionsim device (`lionsim
-                                # devices`): estimate's --device when none is given (bench's
-                                # --compute does not follow it); absent: h100
+                                # devices`) or a device file (a path from the profile's folder):
+                                # estimate's --device when none is given (bench's --compute does
+                                # not follow it); absent: h100
     nvls = "hopper"             # optional: the GPUs' NVLink SHARP generation (hopper, blackwell:
                                 # NVSwitch gen3 on), where NCCL runs NVLS / NVLS Tree
                                 # (lionsim.network.nccl); absent: none. Needs workers_per_node >= 2
@@ -248,7 +249,11 @@ def _device(data: dict[str, Any], source: str) -> str:
     the network package (lionsim.compute imports its links), so a network cannot look them up."""
     if "device" not in data:
         return ""
-    return string(data, "device", source, default="").strip().lower()
+    text = string(data, "device", source, default="").strip()
+    if not text.lower().endswith(".toml"):
+        return text.lower()
+    path = Path(text).expanduser()  # a device file (lionsim.compute.device_file), beside the profile
+    return str((path if path.is_absolute() else Path(source).parent / path).resolve())
 
 
 def _fabric(data: dict[str, Any], source: str) -> str:

@@ -134,3 +134,20 @@ def test_a_bench_records_the_file_and_its_notes_name_the_device(tmp_path, monkey
     monkeypatch.chdir(tmp_path / "run")  # a rank, or a resume, rebuilds the plan from its record elsewhere
     rebuilt = BenchPlan.from_record(made.record())
     assert rebuilt.compute.device == made.compute.device and rebuilt.compute.device.name == "my-l40s"
+
+
+def test_a_profile_names_a_device_file_beside_it(tmp_path, capsys):
+    """A profile's `device` may be a device file, a path from the profile's folder: estimate runs on
+    it where --device is not given (as on a preset the profile names); a missing one is refused in
+    one line naming the profile."""
+    (tmp_path / "gpus").mkdir()
+    _write(tmp_path / "gpus", L40S_FILE)
+    profile = _write(tmp_path, '''device = "gpus/gpu.toml"\nworkers_per_node = 2\n[inter]\nalpha_us = 50\n'''
+                               '''bandwidth_GBps = 1.17\n[intra]\nalpha_us = 2\nbandwidth_GBps = 50\n''', "cluster.toml")
+    cfg = dict(params=10**8, tokens_per_worker=1000, workers=4, network=str(profile), strategies=["adamw"])
+    row = estimate(EstimateConfig(**cfg)).to_dict("records")[0]
+    assert row["device"] == "my-l40s"
+    assert row["compute_s"] == estimate(EstimateConfig(**cfg, device="l40s")).to_dict("records")[0]["compute_s"]
+    profile.write_text(profile.read_text().replace("gpus/gpu.toml", "gpus/none.toml"))
+    one_line_exit_2(["estimate", "--network", profile, "--params", "1e8", "--tokens-per-worker", "1000"], capsys,
+                    f"bad --network {profile}: its device file: device file not found: {tmp_path / 'gpus' / 'none.toml'}")
