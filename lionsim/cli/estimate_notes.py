@@ -125,8 +125,11 @@ def memory_note(frame: pd.DataFrame) -> str:
 
 
 def memory_line(frame: pd.DataFrame) -> str:
-    """memory_note as the caption's first sentence (capital, full stop), the report's note the same; ""."""
-    note = memory_note(frame)
+    """memory_note as the caption's first sentence (capital, full stop), the report's note the same;
+    where every run fits, how much the largest needs (lionsim.estimate.memory.fits_line)."""
+    from lionsim.estimate.memory import fits_line
+
+    note = memory_note(frame) or (fits_line(frame.to_dict("records")) if "memory_fits" in frame.columns else "")
     return f"{note[0].upper()}{note[1:].removesuffix('.')}." if note else ""
 
 

@@ -59,6 +59,18 @@ def fits_note(rows) -> str:
             "device")
 
 
+def fits_line(rows) -> str:
+    """The caption's line where every run fits: the largest need beside the worker's memory (a user
+    choosing a GPU reads it without --format csv); "" where some run does not fit (fits_note)."""
+    if not rows or any(not r["memory_fits"] for r in rows):
+        return ""
+    most = max(rows, key=lambda r: r["memory_bytes"])
+    gib = binary_bytes_text
+    return (f"fits on {worker_text(most)} ({gib(most['device_memory_bytes'])}): at most {gib(most['memory_bytes'])} "
+            f"a worker ({most['strategy']}@{most['transport']}) for weights, gradients and optimizer state "
+            "(float32), before activations")
+
+
 MEMORY_COLUMNS = ["memory_bytes", "device_memory_bytes", "memory_fits"]
 """estimate.csv's: bytes a worker holds for weights, gradients and optimizer state (module doc); the
 memory of the device(s) a worker is made of; whether the first fits in the second."""

@@ -51,6 +51,16 @@ def test_the_runs_that_do_not_fit_are_named_under_the_table_with_need_and_memory
 
 
 @pytest.mark.parametrize("argv", [["--model", "llama-7b", "--device", "b200"], ["--model", "gpt2-124m"]])
-def test_nothing_is_said_where_every_run_fits(capsys, argv):
-    code, out, _ = run_cli(["estimate", *argv, "-s", "adamw"], capsys)
-    assert code == 0 and "does not fit" not in " ".join(out.split())
+def test_where_every_run_fits_the_caption_gives_the_largest_need(capsys, argv):
+    """A user choosing a GPU reads the need without --format csv: the largest of the runs' (DiLoCo's
+    24 bytes a parameter over AdamW's 16) beside the worker's memory; csv's stderr says nothing."""
+    code, out, _ = run_cli(["estimate", *argv, "-s", "adamw", "-s", "diloco"], capsys)
+    said = " ".join(out.split())
+    frame = estimate(EstimateConfig(model=argv[1], strategies=["diloco"], device=argv[3] if len(argv) > 2 else None))
+    need, held = frame["memory_bytes"].iloc[0], frame["device_memory_bytes"].iloc[0]
+    assert code == 0 and "does not fit" not in said.lower()
+    assert (f"Fits on one {frame['device'].iloc[0]} ({held / 2**30:.4g} GiB): at most {need / 2**30:.4g} GiB a worker "
+            "(diloco@fp32-allreduce) for weights") in said
+    assert need == int(frame["params"].iloc[0]) * 24
+    code, _, err = run_cli(["estimate", *argv, "-s", "adamw", "--format", "csv"], capsys)
+    assert code == 0 and "fits" not in err
