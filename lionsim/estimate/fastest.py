@@ -18,6 +18,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from lionsim.estimate.memory import worker_text
+from lionsim.reports.columns import label_name, rounds_of
 from lionsim.numbers import TIE, ms_text, speedup_text
 
 HIER_WHERE = "priced in the note on hierarchical forms, not a row"
@@ -42,16 +43,16 @@ def fits(row: dict) -> bool:
     return str(value) != "False"
 
 
-def _named(group: list[Priced]) -> str:
-    """The runs of a tie group (TIE), in the order listed."""
-    runs = ", ".join(p.run for p in group)
+def _named(group: list[Priced], rounds: dict[str, int]) -> str:
+    """The runs of a tie group (TIE), in the order listed, named as the table names them (H too)."""
+    runs = ", ".join(label_name(p.run, rounds) for p in group)
     return runs if len(group) == 1 else f"{runs} (tied within {TIE:.1%})"
 
 
-def _over_text(p: Priced, base: dict) -> str:
+def _over_text(p: Priced, base: dict, rounds: dict[str, int]) -> str:
     """The clause on a run that steps faster than the one named but does not fit on its worker."""
-    return (f"{p.run} steps faster ({ms_text(p.step_s * 1e3)} ms, {speedup_text(float(base['step_s']) / p.step_s)})"
-            f" but does not fit on {worker_text(p.row)}")
+    return (f"{label_name(p.run, rounds)} steps faster ({ms_text(p.step_s * 1e3)} ms, "
+            f"{speedup_text(float(base['step_s']) / p.step_s)}) but does not fit on {worker_text(p.row)}")
 
 
 def fastest_line(frame: pd.DataFrame, faster: list[tuple[str, str, dict]]) -> str:
@@ -70,7 +71,8 @@ def fastest_line(frame: pd.DataFrame, faster: list[tuple[str, str, dict]]) -> st
     best = min(p.step_s for p in pool)
     group = [p for p in pool if p.step_s <= best * (1 + TIE)]  # listed order; bit-identical steps tie
     over = [p for p in priced if not fits(p.row) and p.step_s < best * (1 - TIE)]  # faster, and does not fit
-    faster_over = "" if not over or not fitting else _over_text(min(over, key=lambda p: p.step_s), base)
+    rounds = rounds_of(frame)
+    faster_over = "" if not over or not fitting else _over_text(min(over, key=lambda p: p.step_s), base, rounds)
     if any(p.run == baseline and not p.hier for p in group):  # none faster than the baseline by more than TIE
         return (f"Fastest step: none that fits is faster than the baseline ({baseline}) by more than {TIE:.1%}; "
                 f"{faster_over}.") if faster_over else ""
@@ -82,5 +84,5 @@ def fastest_line(frame: pd.DataFrame, faster: list[tuple[str, str, dict]]) -> st
         where.append(f"no run fits on {worker_text(group[0].row)} unsharded")
     elif faster_over:
         where.append(faster_over)
-    return (f"Fastest step: {_named(group)}, {ms_text(best * 1e3)} ms, "
+    return (f"Fastest step: {_named(group, rounds)}, {ms_text(best * 1e3)} ms, "
             f"{speedup_text(float(base['step_s']) / best)} ({'; '.join(where)}).")

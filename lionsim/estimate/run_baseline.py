@@ -52,8 +52,9 @@ def _priced(r: Resolved, step_s: float) -> str:
                                                    run_tokens=None), r.workers, r.network)
     except LionsimError:
         return ""
-    return (f": {ms_text(row['step_s'] * 1e3)} ms a step here, so a step's speedup against it is "
-            f"{row['step_s'] / step_s:.2f}x the table's")
+    # the estimate's own point: in a sweep's report the other points differ, so it is named
+    return (f": {ms_text(row['step_s'] * 1e3)} ms a step at {r.workers:,} workers on {r.network.name}, so a step's "
+            f"speedup against it is {row['step_s'] / step_s:.2f}x the table's there")
 
 
 def train_command(measured: Measured) -> str:

@@ -12,7 +12,7 @@ import math
 import pandas as pd
 
 from lionsim.numbers import binary_bytes_text, plural, run_duration, speedup_text
-from lionsim.reports.columns import sweep_heading, workload_text
+from lionsim.reports.columns import rounds_of, run_name, sweep_heading, workload_text
 from lionsim.reports.sweep_rows import Shown, every_point
 from lionsim.reports.md import md_table
 from lionsim.reports.points import range_words
@@ -236,6 +236,7 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     runs = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
     shown = shown or every_point(frame["sweep_value"].unique())
+    rounds = rounds_of(frame)
 
     def pivot(column: str, fmt) -> str:
         """`column` by swept value and run, each cell `fmt(value)`."""
@@ -243,7 +244,8 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
         body = [[name, *(fmt(table.loc[v, label]) if label in table.columns else "-" for label in labels)]
                 for v, name in shown.labelled(variable)]
         note = shown.note(first=False)  # a dense sweep's rows: the same as the step time's
-        return md_table([sweep_heading(variable), *labels], body) + (f"\n\n{note}" if note else "")
+        named = [run_name(*label.split("@", 1), rounds) for label in labels]  # as the step tables name them
+        return md_table([sweep_heading(variable), *named], body) + (f"\n\n{note}" if note else "")
 
     parts = [_source_words(first), ASSUMPTION.format(basis=first["to_target_basis"])]
     if variable == "workers":
@@ -261,16 +263,16 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
     bands = "In brackets: the band, the fits' residual spread." if (runs["time_cell"].str.contains(r"\(")).any() \
         else f"No band: {why}." if (why := no_band_words(frame)) else ""
     parts += [f"Time to target by {variable}:", pivot("time_cell", cell) + (f"\n\n{bands}" if bands else ""),
-              f"Time-to-target speedup against {first['baseline']}:",
+              f"Time-to-target speedup against {run_name(*first['baseline'].split('@', 1), rounds)}:",
               pivot("speedup_cell", cell) + (f"\n\nIn brackets: the {SPEEDUP_BAND}."
                                             if runs["speedup_cell"].str.contains(r"\(").any() else "")]
     if crossings is not None:
         parts.append("Where each run starts (or stops) reaching the target sooner than the baseline:\n\n"
-                     + crossover_words(crossings, variable, sorted(frame["sweep_value"].unique())))
+                     + crossover_words(crossings, variable, sorted(frame["sweep_value"].unique()), rounds))
     missing = [r for r in frame.drop_duplicates(["strategy", "transport"]).itertuples(index=False)
                if not math.isfinite(r.time_to_target_s)]
-    parts += [f"{r.strategy}@{r.transport} has no time to target: {'; '.join(notes(r)) or r.to_target_how}."
-              for r in missing]
+    parts += [f"{run_name(r.strategy, r.transport, rounds)} has no time to target: "
+              f"{'; '.join(notes(r)) or r.to_target_how}." for r in missing]
     if over := unfit_words(frame):
         parts.append(f"{over}.")
     return "\n\n".join([*parts, *lr_edge_lines(frame)])
@@ -281,16 +283,16 @@ def ends(row) -> str:
     return f"{speedup_text(row.speedup_first)} to {speedup_text(row.speedup_last)}"
 
 
-def crossover_words(crossings: pd.DataFrame, variable: str, values=None) -> str:
+def crossover_words(crossings: pd.DataFrame, variable: str, values=None, rounds: dict[str, int] | None = None) -> str:
     """The time to target's crossovers as a list, one line per crossing; a run that never crosses
     with its speedup's range over the sweep and where (points.range_words, given the sweep's
-    `values`), else its ends."""
+    `values`), else its ends; each run named as the tables name it (`rounds`: columns.rounds_of)."""
     if crossings.empty:
         return "Only the baseline ran: no crossovers."
     unit = "workers" if variable == "workers" else "GB/s"
     lines = []
     for row in crossings.itertuples(index=False):
-        label = f"{row.strategy}@{row.transport}"
+        label = run_name(row.strategy, row.transport, rounds)
         where = getattr(row, "wins_where", "")  # "partly"'s spans, the points with a figure, or every turn
         if not pd.isna(row.crossover) and isinstance(where, str) and where:  # its rows share one verdict: once
             if f"- {label}: {where}" not in lines:

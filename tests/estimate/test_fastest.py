@@ -115,7 +115,7 @@ def test_where_only_a_run_that_does_not_fit_beats_the_baseline_the_line_says_tha
     assert rows["ef-signsgd@allgather-1bit"]["step_s"] > rows["lion@bf16-allreduce"]["step_s"]
     assert frame.attrs["fastest_line"] == (
         "Fastest step: none that fits is faster than the baseline (lion@bf16-allreduce) by more than 0.5%; "
-        f"diloco@fp32-allreduce steps faster ({ms_text(diloco['step_s'] * 1e3)} ms, "
+        f"diloco H=2@fp32-allreduce steps faster ({ms_text(diloco['step_s'] * 1e3)} ms, "
         f"{speedup_text(diloco['speedup'])}) but does not fit on one h100.")
 
 

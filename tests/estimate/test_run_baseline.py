@@ -65,7 +65,8 @@ def test_the_caption_names_the_baseline_the_csv_holds_and_what_a_plain_estimate_
     # the plain baseline's step on this cluster, and what it makes of the table's speedups: the plain
     # estimate's own step, and its D-Lion speedup over the run's
     ratio = plain[BF16]["step_s"] / ran[FP32]["step_s"]
-    assert f"{ms_text(plain[BF16]['step_s'] * 1e3)} ms a step here" in said
+    workers, network = plain[BF16]["workers"], plain[BF16]["network"]  # the point priced, named for a sweep's report
+    assert f"{ms_text(plain[BF16]['step_s'] * 1e3)} ms a step at {int(workers):,} workers on {network}" in said
     assert f"speedup against it is {ratio:.2f}x the table's" in said
     assert ran[DLION]["speedup"] * ratio == pytest.approx(plain[DLION]["speedup"], rel=1e-9)
 

@@ -68,3 +68,22 @@ def test_the_sweep_plot_legend_names_h(swept, monkeypatch):
     runs = dict.fromkeys(zip(frame["strategy"], frame["transport"]))
     assert [n for n in named if "@" in n] == [expected(*run) + (" (baseline)" if run[0] == "adamw" else "")
                                              for run in runs]
+
+
+def test_the_time_to_target_tables_and_the_fastest_line_name_h(tmp_path):
+    """report.md named diloco with its H in the step tables and without it in the time-to-target ones
+    of the same sweep (a new user's finding), and the caption's fastest step without it."""
+    from tests.estimate.test_from_run import bench_dir
+
+    run = bench_dir(tmp_path, options={"diloco@fp32-allreduce": {"local_steps": 4}})
+    out = tmp_path / "scaled"
+    done = CliRunner().invoke(app, ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--network", "10gbe",
+                                    "--from-run", str(run), "--local-steps", "4", "--sweep", "workers=8,16",
+                                    "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
+    report = (out / "report.md").read_text()
+    timed = report.split("Time to target by workers:")[1].split("\n## ")[0]
+    assert "diloco H=4@fp32-allreduce" in timed and "| diloco@" not in timed and "- diloco@" not in timed
+    plain = CliRunner().invoke(app, [*CLUSTER[:-4], "-s", "diloco", "--local-steps", "100", "--network", "1gbe"])
+    assert "Fastest step: diloco H=100@fp32-allreduce" in " ".join(plain.stdout.split())
