@@ -165,6 +165,24 @@ def test_a_bandwidth_sweep_marks_the_network_given(tmp_path, monkeypatch):
 
 
 
+def test_curves_apart_on_the_log_axis_are_not_called_overlapping(tmp_path, monkeypatch):
+    """A new user's finding: streaming-diloco H=100 was labelled "(overlaps diloco H=500...)" though
+    at 0.01 GB/s the two step 0.8 and 0.55 s, within CLOSE of the linear span (AdamW's 120 s) but far
+    apart on the log axis they are drawn on. Reference: the curves' own log ratio at the slow end."""
+    fig = _sweep_figure(monkeypatch, tmp_path, estimate_plots, "sweep",
+                        ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "8", "--gpus-per-node",
+                         "2", "--network", "1gbe", "-s", "adamw@bf16-allreduce", "-s", "diloco@bf16-allreduce",
+                         "-s", "streaming-diloco", "--opt", "diloco.local_steps=500", "--opt",
+                         "streaming-diloco.local_steps=100", "--sweep", "bandwidth=0.01:100:9"])
+    rows = pd.read_csv(tmp_path / "est" / "sweep.csv")
+    slow = rows[rows["sweep_value"] == rows["sweep_value"].min()].set_index("strategy")["step_s"]
+    assert slow["streaming-diloco"] / slow["diloco"] > 1.2  # apart where the link is slow
+    assert slow["adamw"] * 0.004 > abs(slow["streaming-diloco"] - slow["diloco"])  # within the linear span's share
+    labels = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    labels += fig.axes[0].get_legend_handles_labels()[1]
+    assert labels and not any("overlaps" in label for label in labels), labels
+
+
 def test_a_sockets_bandwidth_sweep_notes_its_cap_and_network_where_they_cross_no_line(tmp_path, monkeypatch):
     """The cap's note ran across the network's dash-dot line, and the network's name stood on a
     curve: both are legend entries now, and no text in the step-time panel crosses a line."""
