@@ -247,3 +247,17 @@ def test_an_accuracy_axis_says_how_many_samples_it_is_of(figures):
     said, plain = (fig.axes[0].get_ylabel() for fig in figures)
     assert said == f"eval accuracy (%)\non 60 held-out samples (one: {100 / 60:.2g} pp)" and "1.7 pp" in said
     assert plain == "eval accuracy (%)"
+
+
+def test_a_sweep_speedup_plot_says_whose_steps_it_draws(figures):
+    """A new user read speedup_vs_workers.png's 2x as his cluster's: its steps are the sweep's own model's
+    (summary's params), which the subtitle now says, with what prices a real model."""
+    rows = [{"cell": 0, "workload": "gpt", "seed": 0, "workers": w, "network": "1gbe", "bandwidth_GBps": 0.117,
+             "strategy": strategy, "transport": "t", "speedup": s * w / 2, "time_to_target_speedup": s,
+             "baseline": "adamw@t", "params": 16067} for w in (2, 4) for strategy, s in (("adamw", 1.0), ("lion", 1.5))]
+    summary = sweep._labelled(pd.DataFrame(rows), {})
+    labels = ["adamw@t", "lion@t"]
+    sweep._speedup_plot(summary, labels, run_styles(labels, "adamw@t"), "adamw@t", "workers", "network", "speedup",
+                        "t", Path("s.png"))
+    said = " ".join(figures[0]._suptitle.get_text().split())
+    assert "steps of this workload's own model (16,067 params), not a real model's: lionsim estimate --from-run" in said

@@ -70,6 +70,16 @@ def _about(frame: pd.DataFrame) -> str:
     return workload_text(frame["workload"].iloc[0]) + (f" · {NOTE}" if CHOSEN in frame.columns else "")
 
 
+def _own_model(frame: pd.DataFrame) -> str:
+    """A speedup plot's second subtitle line: whose steps these are (the sweep's own small model's,
+    which a real model's need not follow), and what prices a real one; "" without a params column."""
+    if "params" not in frame.columns or not frame["params"].notna().any():
+        return ""
+    params = int(frame["params"].dropna().iloc[0])
+    return (f"\nsteps of this workload's own model ({params:,} params), not a real model's: "
+            "lionsim estimate --from-run prices one")
+
+
 def _facets(n: int) -> tuple[int, int]:
     ncols = min(n, 3)
     return math.ceil(n / ncols), ncols
@@ -332,7 +342,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
     seeds = summary["seed"].nunique()
     # across networks of different shapes the x axis is not the only change: no line, no crossover
     joined = x != "bandwidth_GBps" or all(_one_shape(summary[summary[facet] == value]["network"]) for value in order)
-    fig, axes = figure(title, f"{_about(summary)} · baseline {baseline}"
+    fig, axes = figure(title, f"{_about(summary)} · baseline {baseline}{_own_model(summary)}"
                        + ("" if joined else f"\n{SHAPES_DIFFER}"), nrows, ncols, sharey=True,
                        size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     marked = False
