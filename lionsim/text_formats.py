@@ -34,3 +34,28 @@ def parse(raw: bytes, fmt: str) -> Any:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:  # its message says what broke and where: "... (at line 2, column 7)"
         raise Unparsed(f"not valid TOML: {e}") from None
+
+
+def read_parsed(path, fmt: str, what: str, accepted: str) -> Any:
+    """The file `path` read and parsed as `fmt`; where it cannot be, one LionsimError line naming it
+    (`what`: "network profile", "device file") and what is `accepted`: not found, not readable, not
+    the format (parse's reason), or an int past Python's digit limit for text (4,300: no decode
+    error, a bare ValueError)."""
+    import sys
+
+    from lionsim.errors import LionsimError
+
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise LionsimError(f"{what} not found: {path}; accepted: {accepted}") from None
+    except OSError as e:
+        raise LionsimError(f"cannot read {what} {path}: {e.strerror}") from None
+    try:
+        return parse(raw, fmt)
+    except Unparsed as e:
+        raise LionsimError(f"{path}: {e}; accepted: {accepted}") from None
+    except ValueError:
+        raise LionsimError(f"{path}: a number of more than {sys.get_int_max_str_digits():,} digits is out of range; "
+                           f"accepted: {accepted}") from None
+

@@ -32,7 +32,7 @@ from lionsim.compute.devices import ACHIEVED, DEVICES, GIB, KERNEL_S, TERA, Devi
 from lionsim.errors import LionsimError
 from lionsim.network.keys import no_unknown, number
 from lionsim.network.link import Link
-from lionsim.text_formats import Unparsed, parse
+from lionsim.text_formats import read_parsed
 
 DTYPES = ("bfloat16", "float16", "tf32", "float32", "float8_e4m3fn")
 """The dtypes a [tflops] table may give, torch's names (and "tf32") as the presets use them."""
@@ -65,17 +65,8 @@ def load_device(path: str | os.PathLike[str]) -> Device:
     where = Path(path)
     if where.is_dir():
         raise LionsimError(f"bad device file {where}: it is a folder; accepted: {DEVICE_FILE}")
-    try:
-        raw = where.read_bytes()
-    except FileNotFoundError:
-        raise LionsimError(f"device file not found: {where}; accepted: {DEVICE_FILE}") from None
-    except OSError as e:
-        raise LionsimError(f"cannot read device file {where}: {e.strerror}") from None
-    try:
-        data = parse(raw, "toml")
-    except Unparsed as e:
-        raise LionsimError(f"{where}: {e}; accepted: {DEVICE_FILE}") from None
-    device = device_from_dict(data, source=str(where), default_name=where.stem)
+    device = device_from_dict(read_parsed(where, "toml", "device file", DEVICE_FILE), source=str(where),
+                              default_name=where.stem)
     if device.name in DEVICES:  # a preset's name would price it with the preset's kernel rows
         raise LionsimError(f"{where}: name {device.name!r} is a preset's (`lionsim devices`); accepted: a name "
                            "of your own")

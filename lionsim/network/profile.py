@@ -56,7 +56,6 @@ least 0" (lionsim.network.keys).
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +68,7 @@ from lionsim.network.traits import IDEAL
 from lionsim.network.traits_file import measured_record, traits_from_value
 from lionsim.ranges import BANDWIDTH_GBPS
 from lionsim.registry import closest, did_you_mean
-from lionsim.text_formats import Unparsed, parse
+from lionsim.text_formats import read_parsed
 
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False, "hardware": False}
 """Link keys -> required?"""
@@ -150,8 +149,6 @@ def load_network(spec: str | os.PathLike[str]) -> Network:
         raise LionsimError(f"bad --network {text}") from None
 
 
-_TOO_LONG = (f"a number of more than {sys.get_int_max_str_digits():,} digits is out of range; accepted: each "
-             "key's range (docs/backends.md, Network profile files)")
 PROFILE_FILE = ("a TOML or JSON table with at least [inter] alpha_us and bandwidth_GBps (docs/backends.md, "
                 "Network profile files)")
 """What a profile file holds, in the refusal of one that does not parse or holds nothing."""
@@ -160,18 +157,7 @@ PROFILE_FILE = ("a TOML or JSON table with at least [inter] alpha_us and bandwid
 def _read(path: Path) -> dict[str, Any]:
     """The profile's table; one line, `FILE: why; accepted: ...`, where the file does not parse
     (lionsim.text_formats: its reason in plain words) or holds no keys at all."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise LionsimError(f"network profile not found: {path}") from None
-    except OSError as e:
-        raise LionsimError(f"cannot read network profile {path}: {e.strerror}") from None
-    try:
-        data = parse(raw, "toml" if path.suffix.lower() == ".toml" else "json")
-    except Unparsed as e:
-        raise LionsimError(f"{path}: {e}; accepted: {PROFILE_FILE}") from None
-    except ValueError:  # an int past Python's digit limit for text (4300): no decode error, a bare one
-        raise LionsimError(f"{path}: {_TOO_LONG}") from None
+    data = read_parsed(path, "toml" if path.suffix.lower() == ".toml" else "json", "network profile", PROFILE_FILE)
     if not isinstance(data, dict):
         raise LionsimError(f"{path}: a network profile must be a table/object at the top level")
     if not data:  # valid (empty) TOML: "missing key 'inter'" would not say the file holds nothing

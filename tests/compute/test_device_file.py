@@ -151,3 +151,11 @@ def test_a_profile_names_a_device_file_beside_it(tmp_path, capsys):
     profile.write_text(profile.read_text().replace("gpus/gpu.toml", "gpus/none.toml"))
     one_line_exit_2(["estimate", "--network", profile, "--params", "1e8", "--tokens-per-worker", "1000"], capsys,
                     f"bad --network {profile}: its device file: device file not found: {tmp_path / 'gpus' / 'none.toml'}")
+
+
+def test_a_number_past_python_s_digit_limit_is_one_line(tmp_path):
+    """An int of 5,000 digits: tomllib raises a bare ValueError (no decode error), refused as a
+    profile's is (lionsim.text_formats.read_parsed)."""
+    path = _write(tmp_path, L40S_FILE.replace("memory_GB = 48", "memory_GB = 1" + "0" * 5000))
+    with pytest.raises(LionsimError, match=r"digits is out of range; accepted: a TOML file with source"):
+        get_device(str(path))
