@@ -1,5 +1,6 @@
-"""A device of one's own: `--device FILE.toml` (estimate, comm) and `--compute FILE.toml` (bench)
-price a GPU lionsim has no preset for from its datasheet figures, written as a preset's are:
+"""A device of one's own: `--device FILE.toml` (estimate), `--compute FILE.toml` (bench) and a network
+profile's `device = "FILE.toml"` (estimate, comm) price a GPU lionsim has no preset for from its
+datasheet figures, written as a preset's are:
 
     name = "a6000"              # optional; the file's stem if absent; not a preset's name
     source = "NVIDIA RTX A6000 datasheet: 309.7 TFLOPS tensor with sparsity, 768 GB/s, 48 GB"
