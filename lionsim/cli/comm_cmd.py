@@ -463,7 +463,9 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
 
     import lionsim
     from lionsim.group.hosts import by_host
-    from lionsim.network.fit import Measured, error_summary, fit_profile, link_source
+    from lionsim.group.hosts import shared_cores
+    from lionsim.network.fit import FitConfig, Measured, error_summary, fit_profile, link_source
+    from lionsim.network.profile import host_slow_line
     from lionsim.network.toml_out import profile_toml
     from lionsim.network.unmeasured import described, header_line
     from lionsim.reports.files import make_dir, write_atomic, written_together
@@ -482,6 +484,7 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
             f"link alpha from {prior.name}")
     measured = [Measured(p.op, p.dtype, p.nbytes(cfg.ranks), p.times) for p in points]
     net, errors = fit_profile(measured, workers=cfg.ranks, prior=prior, backend=cfg.backend, name=path.stem,
+                              cfg=FitConfig(shared_cores=shared_cores(hosts) is not None),
                               description=desc, record=record)
     summary = error_summary(errors)
     print_fit(net, summary, path, shown)
@@ -492,6 +495,9 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
     with written_together():  # a failed write leaves no folder it made either
         written = write_atomic(make_dir(path.parent) / path.name, lambda f: f.write(profile_toml(net, comment)))
     shown.print(f"wrote {written}", markup=False, highlight=False)
+    if net.traits.slow.shared_cores:  # written with the profile: estimate and sim runs leave it out
+        err_console.print(f"note: {host_slow_line(written, 'sim')}; {path.name} marks it shared_cores",
+                          markup=False, highlight=False)
     left = [op for op in FIT_COLLECTIVES if op not in cfg.collectives]  # what lionsim's transports issue
     if left:
         err_console.print(f"note: {path.name} measured {', '.join(cfg.collectives)} only; the others are priced "

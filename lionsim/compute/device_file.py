@@ -54,6 +54,19 @@ def get_device(name: str) -> Device:
     raise LionsimError(unknown_device(name))
 
 
+def check_profile_device(spec, network) -> None:
+    """A network profile's `device` (loaded from --network `spec`) that lionsim does not know: one
+    line naming the profile, wherever the profile is read (the network package cannot look devices
+    up: lionsim.network.profile._device)."""
+    if network.device.endswith(".toml"):  # a device file (profile._device made its path absolute)
+        try:
+            load_device(network.device)
+        except LionsimError as e:
+            raise LionsimError(f"bad --network {os.fspath(spec)}: its device file: {e}") from None
+    elif network.device and network.device not in DEVICES:
+        raise LionsimError(f"bad --network {os.fspath(spec)}: {unknown_device(network.device, 'accepted')}")
+
+
 def is_device_file(text: str) -> bool:
     """Whether `text` names a device file rather than a preset: it ends in .toml."""
     return os.fspath(text).lower().endswith(".toml")

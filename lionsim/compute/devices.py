@@ -227,20 +227,3 @@ def unknown_device(name: str, listed: str = "choose from") -> str:
     its other refusals say so)."""
     files = ", or a device file FILE.toml of its datasheet (docs/clusters.md)"
     return f"unknown device {name!r}; {listed}: {device_choices()}{files}{did_you_mean(name, DEVICES.names())}"
-
-
-def check_profile_device(spec, network) -> None:
-    """A network profile's `device` (loaded from --network `spec`) that lionsim does not know: one
-    line naming the profile, wherever the profile is read (the network package cannot look devices
-    up: lionsim.network.profile._device)."""
-    import os
-
-    if network.device.endswith(".toml"):  # a device file (profile._device made its path absolute)
-        from lionsim.compute.device_file import load_device
-
-        try:
-            load_device(network.device)
-        except LionsimError as e:
-            raise LionsimError(f"bad --network {os.fspath(spec)}: its device file: {e}") from None
-    elif network.device and network.device not in DEVICES:
-        raise LionsimError(f"bad --network {os.fspath(spec)}: {unknown_device(network.device, 'accepted')}")

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Callable
 from lionsim.backends import BACKENDS, check_timeout
 from lionsim.backends.scope import SCOPES, acts
 from lionsim.compute import DEVICES, MEASURED, device_library
-from lionsim.compute.device_file import is_device_file, load_device
-from lionsim.compute.devices import check_profile_device, device_choices
+from lionsim.compute.device_file import check_profile_device, is_device_file, load_device
+from lionsim.compute.devices import device_choices
 from lionsim.config.defaults import DEFAULT_STRATEGIES, DEFAULT_WORKLOAD
 from lionsim.errors import LionsimError
 from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name,

@@ -21,6 +21,7 @@ from lionsim.estimate.run_baseline import run_baseline_note
 from lionsim.estimate.launch_note import launch_bound_note
 from lionsim.estimate.sample_note import default_sample_note, tokens_default_line
 from lionsim.estimate.table import estimate_rows, frame
+from lionsim.network.profile import host_slow_line
 from lionsim.runs import split_specs
 from lionsim.strategies.core.base import STRATEGIES
 from lionsim.transports import TRANSPORTS
@@ -125,7 +126,8 @@ def estimate(cfg: EstimateConfig, r: Resolved | None = None) -> pd.DataFrame:
     out.attrs["cap_line"] = sockets_cap_line(r.network, r.workers)  # left out where --need's table says it
     out.attrs["unmeasured_line"] = unmeasured_ops_line(r, cfg.network)  # also on stderr where no caption prints
     out.attrs["library_lines"] = [line for line in (gloo_traits_line(r.network, cfg.network, cfg.traits),
-                                                    out.attrs["unmeasured_line"]) if line]
+                                                    out.attrs["unmeasured_line"],
+                                                    host_slow_line(cfg.network, "sim")) if line]
     if notes:
         out.attrs["caption_notes"] = notes
     return out

@@ -57,7 +57,8 @@ def chosen_device(given: str | None, spec, network) -> tuple[str, str]:
     if given is not None:
         return given, ""
     if network.device:
-        from lionsim.compute.devices import DEVICES, check_profile_device
+        from lionsim.compute.device_file import check_profile_device
+        from lionsim.compute.devices import DEVICES
 
         check_profile_device(spec, network)  # refused as the profile's other keys are (lionsim.network.profile)
         name = network.device if network.device.endswith(".toml") else DEVICES.canonical(network.device)

@@ -51,6 +51,7 @@ from lionsim.plan import BenchPlan
 from lionsim.training.loop import Place
 from lionsim.workloads import Workload
 from lionsim.network.fit import SLOW_MAX_BYTES, FitConfig, Measured, fit_profile
+from lionsim.group.hosts import shared_cores
 
 WARMUP, ITERS = 3, 12
 """Iterations per calibrated size: dropped, then timed."""
@@ -180,7 +181,8 @@ def calibrate(plan: BenchPlan, workload: Workload, place: Place,
     fit = FitConfig(slow_up_to=reach,
                     slow_from=tuple(Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times) for p in stepped),
                     calm_from=tuple(Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times) for p in points
-                                    if (p.op, p.dtype, p.size) in in_steps))
+                                    if (p.op, p.dtype, p.size) in in_steps),
+                    shared_cores=shared_cores(hosts) is not None)
     net, errors = fit_profile(measured, workers=comm.ranks, prior=prior, backend=backend, cfg=fit,
                               name="calibration", record={"backend": backend, "ranks": comm.ranks,
                                                           "hosts": machines, "when": "before training, this run"},

@@ -106,6 +106,9 @@ class FitConfig:
     calm_from: tuple[Measured, ...] = ()
     """Points whose slow share is the calm one (traits.SlowMode.calm_probability; bench
     --calibrate: the same sizes back to back); none: no calm share."""
+    shared_cores: bool = False
+    """The ranks shared a host's cores (group.hosts.shared_cores): the slow mode found is marked a
+    host's (traits.SlowMode.shared_cores)."""
     max_regimes: int = 3
     min_points: int = 2
     tie_tolerance: float = 0.01
@@ -290,6 +293,8 @@ def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend
         slow = replace(slow, probability=own.probability, extra_s=own.extra_s, extra_jitter=own.extra_jitter,
                        max_bytes=max(own.max_bytes, slow.max_bytes),
                        calm_probability=None if calm is None else min(calm, own.probability))
+    if cfg.shared_cores and slow.probability > 0:
+        slow = replace(slow, shared_cores=True)
     fast = {i: _fast_mean(p, flags[i]) for i, p in enumerate(points)}
     groups: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for i, p in enumerate(points):

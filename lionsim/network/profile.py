@@ -55,6 +55,7 @@ least 0" (lionsim.network.keys).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -315,7 +316,30 @@ def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, back
             return net.with_traits(backend_traits(backend))
         if library is not None and not net.library_named and os.fspath(spec) not in NETWORKS:
             return net.with_traits(TRAITS.get(library))  # a profile naming none (a preset names its own)
+    if backend == "sim" and net.traits.slow.shared_cores:  # a host's wait for a core: no simulated worker shares one
+        from lionsim.network.traits import SlowMode
+
+        return net.with_traits(dataclasses.replace(net.traits, slow=SlowMode()))
     return net
+
+
+def host_slow_line(spec: str | os.PathLike[str], backend: str) -> str:
+    """The line where network_for left a profile's slow mode out: it was fitted while ranks shared a
+    host's cores (traits.SlowMode.shared_cores), and a simulated worker has a host of its own; ""
+    elsewhere (a preset, a real run, a profile without one)."""
+    from lionsim.numbers import binary_bytes_text
+
+    if backend != "sim" or os.fspath(spec) in NETWORKS:
+        return ""
+    try:
+        slow = load_network(spec).traits.slow
+    except LionsimError:
+        return ""
+    if not slow.shared_cores:
+        return ""
+    return (f"{Path(spec).name}'s slow mode ({slow.probability:.0%} of calls up to {binary_bytes_text(slow.max_bytes)} "
+            f"were {slow.extra_s * 1e3:.3g} ms slower) was fitted while ranks shared a host's cores: a wait for a core, "
+            "not the link's, left out where each worker has a host of its own (a gloo run on that host pays it)")
 
 
 def library_chosen(network: Network, traits: str | None) -> bool:

@@ -126,6 +126,10 @@ class SlowMode:
     """Standard deviation of a slow call's extra over extra_s (0: a fixed extra)."""
     calm_probability: float | None = None
     """The slow share of back-to-back calls, which the band's lower edge takes; None: probability."""
+    shared_cores: bool = False
+    """Fitted while ranks shared a host's cores (group.hosts.shared_cores): a wait for a core, not the
+    link's. A real run on such a host pays it; the simulator and estimate, whose workers each have a
+    host of their own, leave it out (profile.network_for) and say so (profile.host_slow_line)."""
 
     def __post_init__(self) -> None:
         check_number("slow probability", self.probability, low=0.0, low_open=False, high=1.0)
@@ -260,7 +264,8 @@ class Traits:
                            "max_bytes": int(self.slow.max_bytes)} | (
                 {"jitter": self.slow.jitter} if self.slow.jitter else {}) | (
                 {"extra_jitter": self.slow.extra_jitter} if self.slow.extra_jitter else {}) | (
-                {} if self.slow.calm_probability is None else {"calm_probability": self.slow.calm_probability})
+                {} if self.slow.calm_probability is None else {"calm_probability": self.slow.calm_probability}) | (
+                {"shared_cores": True} if self.slow.shared_cores else {})
         if self.reduce_GBps:
             out["reduce_GBps"] = dict(self.reduce_GBps)
         if self.staging is not None:

@@ -47,7 +47,7 @@ from lionsim.network.traits import DTYPES, OpTraits, Regime, SlowMode, Staging, 
 
 BACKENDS = ("gloo", "nccl", "any")
 _KEYS = ("name", "backend", "host_GBps", "description", "model", "slow", "reduce_GBps", "ops", "staging")
-_SLOW_KEYS = ("probability", "extra_us", "max_bytes", "jitter", "extra_jitter", "calm_probability")
+_SLOW_KEYS = ("probability", "extra_us", "max_bytes", "jitter", "extra_jitter", "calm_probability", "shared_cores")
 _OP_KEYS = ("floor_us", "algorithm", "duplex")
 
 
@@ -134,7 +134,16 @@ def _slow(table: dict, source: str) -> SlowMode:
                     jitter=number(table, "jitter", source, low=0.0, prefix="traits.slow", default=0.0),
                     extra_jitter=number(table, "extra_jitter", source, low=0.0, prefix="traits.slow", default=0.0),
                     calm_probability=(number(table, "calm_probability", source, low=0.0, high=1.0, prefix="traits.slow")
-                                      if "calm_probability" in table else None))
+                                      if "calm_probability" in table else None),
+                    shared_cores=_flag(table, "shared_cores", source))
+
+
+def _flag(table: dict, key: str, source: str) -> bool:
+    """`table[key]`, TOML's true or false (absent: false), else one line naming it."""
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise LionsimError(f"{source}: 'traits.slow.{key}' = {value!r} is not a boolean; accepted: true or false")
+    return value
 
 
 def _staging(table: dict, source: str) -> Staging:

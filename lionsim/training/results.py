@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from lionsim.network import Network
+from lionsim.network.profile import host_slow_line
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
 from lionsim.reports.formats import csv_frame
@@ -126,6 +127,8 @@ class Results:
                                    if note))
         if gaps := self.unmeasured_line():
             notes.append(gaps)
+        if host := host_slow_line(self.plan.network.spec, self.plan.backend.name):
+            notes.append(host)  # the profile's shared-core slow mode, left out of the simulated hosts
         if notes:  # the table's footer, continued (Transport.footnote: a widened container, hier:'s bits)
             record["notes"] = notes
         if options := list(dict.fromkeys(note for r in self.runner.records for note in r.option_notes if note)):

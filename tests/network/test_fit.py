@@ -96,6 +96,38 @@ def test_slow_mode_is_found_and_kept_out_of_the_lines():
     assert net.traits.slow == found
 
 
+def test_a_slow_mode_fitted_on_shared_cores_prices_the_host_it_ran_on_not_a_simulated_one(tmp_path):
+    """A new user fitted two emulated hosts sharing 2 cores: its slow mode (a wait for a core) went
+    into the profile as the link's, and the simulator, whose workers each have a host, priced a2a-1bit
+    slower than fp32 all-reduce (0.87x; 1.81x without it). Marked shared_cores, it is kept for a gloo
+    run (the host it was measured on) and left out on sim and in estimate, which say so."""
+    from lionsim.network.fit import FitConfig
+    from lionsim.network.profile import host_slow_line, network_for
+    from lionsim.network.toml_out import profile_toml
+
+    data = lab_data(slow=(0.25, 3.5e-3, 65_536), seed=3)
+    shared, _ = fit_profile(data, workers=2, prior=PRIOR, backend="gloo", name="lab", description="t",
+                            cfg=FitConfig(shared_cores=True))
+    own, _ = fit_profile(data, workers=2, prior=PRIOR, backend="gloo", name="lab", description="t")
+    assert shared.traits.slow == replace(own.traits.slow, shared_cores=True) and not own.traits.slow.shared_cores
+    path = tmp_path / "lab.toml"
+    path.write_text(profile_toml(shared, "t"))
+    assert "shared_cores = true" in path.read_text()
+    call = CollectiveCall("all_to_all", 4096, dtype="uint8")
+    on_gloo, on_sim = network_for(path, backend="gloo"), network_for(path)
+    assert on_gloo.traits.slow == shared.traits.slow  # the host it ran on pays it
+    assert on_sim.traits.slow == SlowMode()
+    slow = shared.traits.slow  # the mean a call pays: fast + P x extra (traits.py)
+    assert price(call, 2, on_gloo).time_s == pytest.approx(price(call, 2, on_sim).time_s
+                                                           + slow.probability * slow.extra_s, rel=1e-9)
+    said = host_slow_line(path, "sim")
+    assert said.startswith("lab.toml's slow mode (") and "shared a host's cores" in said
+    assert host_slow_line(path, "gloo") == "" and host_slow_line("1gbe", "sim") == ""
+    other = tmp_path / "own.toml"
+    other.write_text(profile_toml(own, "t"))
+    assert network_for(other).traits.slow == own.traits.slow and host_slow_line(other, "sim") == ""
+
+
 def test_no_slow_mode_without_one():
     found, _ = slow_mode(lab_data(noise=0.02))
     assert found.probability == 0 and not found.applies(0)
