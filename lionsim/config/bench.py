@@ -277,8 +277,9 @@ class BenchConfig:
         if self.compute != MEASURED and is_device_file(self.compute):
             load_device(self.compute)  # a bad file: one line naming it
         elif self.compute != MEASURED and self.compute not in DEVICES:
+            near = did_you_mean(self.compute, [MEASURED, *DEVICES.names()])
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED}, a device: {device_choices()}, "
-                               f"or a device file FILE.toml of its datasheet (docs/clusters.md){did_you_mean(self.compute, [MEASURED, *DEVICES.names()])}")
+                               f"or a device file FILE.toml of its datasheet (docs/clusters.md){near}")
         if self.bucket_mb is not None and overlap in ("none", "tensors"):
             how = "tensor by tensor" if overlap == "tensors" else "after backward"
             raise LionsimError(f"--bucket-mb {self.bucket_mb:g} sizes per-bucket exchanges and --overlap "
