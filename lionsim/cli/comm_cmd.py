@@ -425,13 +425,14 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_gi
     warning = shared_cores(hosts)
     if warning:
         err_console.print(f"warning: {warning}", markup=False)
-    from lionsim.group.hosts import by_host
+    from lionsim.group.hosts import by_host, one_machine_link
     from lionsim.reports.titles import link_name, measured_on, model_left_out
 
     one_host = len(by_host(hosts)) == 1
-    link = measured_on({"config": {"backend": cfg.backend}, "ranks_on_one_host": one_host})  # bench's caption's rule
+    meta = {"config": {"backend": cfg.backend}, "ranks_on_one_host": one_host, "link": one_machine_link(hosts)}
+    link = measured_on(meta)  # bench's caption's rule
     left_out = None if network_given else model_left_out(
-        net.name, link_name({"ranks_on_one_host": one_host}), cfg.backend, one_host, calibrate=False,
+        net.name, link_name(meta), cfg.backend, one_host, calibrate=False,
         fitting=None if fit is None else str(fit))
     if left_out and unmodelled:
         left_out += (f"; the model of --workers {','.join(map(str, unmodelled))} is left out with it (--network "

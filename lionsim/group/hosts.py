@@ -31,7 +31,12 @@ def interfaces() -> list[str]:
 def use_iface(iface: str | None) -> str | None:
     """--iface NAME: check that this host has it, then point gloo and NCCL at it (before the
     group forms). None leaves the environment alone and returns what it already names."""
-    if iface is None:
+    if iface is None:  # gloo's variable, checked as --iface is (torch's own failure names no interface list);
+        var = IFACE_VARS["gloo"]  # NCCL's takes prefixes and exclusions (^docker): NCCL's to read
+        unknown = [name for name in (os.environ.get(var) or "").split(",") if name and name not in interfaces()]
+        if unknown:
+            raise LionsimError(f"unknown {var} {unknown[0]!r} on {socket.gethostname()}; this host has: "
+                               f"{', '.join(interfaces())} (or unset it)")
         return os.environ.get(IFACE_VARS["gloo"]) or os.environ.get(IFACE_VARS["nccl"]) or None
     have = interfaces()
     if iface not in have:
@@ -91,6 +96,17 @@ def by_host(hosts: list[dict]) -> list[dict]:
             if value and value not in entry[key]:
                 entry[key].append(value)
     return list(out.values())
+
+
+def one_machine_link(hosts: list[dict]) -> str | None:
+    """What ranks on one machine crossed where it was not its loopback: the interfaces they were
+    bound to ("vA, vB on one machine": network namespaces joined by a veth pair, shaped as a link
+    between hosts would be); None on loopback or across machines (link_name's words say those)."""
+    machines = by_host(hosts)
+    if len(machines) != 1:
+        return None
+    ifaces = [i for i in machines[0]["ifaces"] if i and i != "lo"]
+    return f"{', '.join(ifaces)} on one machine" if ifaces else None
 
 
 def shared_cores(hosts: list[dict]) -> str | None:

@@ -25,7 +25,7 @@ import torch
 import lionsim
 from lionsim.compute import Device
 from lionsim.host_cpu import cpu_capability, cpu_model
-from lionsim.group.hosts import by_host, shared_cores
+from lionsim.group.hosts import by_host, one_machine_link, shared_cores
 from lionsim.network import Network
 from lionsim.option_paths import absolute, placed
 from lionsim.plan import BenchPlan
@@ -81,6 +81,8 @@ def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Wor
     }
     if options["backend"] != "sim":  # what the measured collectives crossed (the plots name it)
         record["ranks_on_one_host"] = len(by_host(hosts)) == 1 if hosts else ranks_on_one_host()
+        if hosts and (own := one_machine_link(hosts)):  # not its loopback: the interfaces they were bound to
+            record["link"] = own
         record["network_given"] = network_given  # False: the model priced a default, not the link measured
     if resumed is not None:  # the first session's start, every session's time, each resume's point
         earlier, note = resumed

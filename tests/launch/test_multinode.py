@@ -143,3 +143,38 @@ def test_bench_records_where_its_ranks_ran(tmp_path):
     cores = os.cpu_count() or 1
     if cores < 4:  # 2 ranks x (1 thread + gloo's I/O thread) need 4 cores
         assert "warning: 2 ranks share" in done.stderr
+
+
+def test_an_unknown_interface_in_the_environment_is_refused_as_iface_is(monkeypatch):
+    """GLOO_SOCKET_IFNAME=eth9 (a new user's typo) reached torch, whose failure read "cannot reach the
+    rendezvous ... Unable to find address for: eth9"; it is checked before the group forms, in the
+    words --iface's refusal uses. NCCL's variable takes prefixes and exclusions: NCCL reads it."""
+    from lionsim.errors import LionsimError
+    from lionsim.group.hosts import interfaces, use_iface
+
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "lo,nosuch9")
+    with pytest.raises(LionsimError, match=r"^unknown GLOO_SOCKET_IFNAME 'nosuch9' on .*; this host has: .*lo"):
+        use_iface(None)
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "lo")
+    monkeypatch.setenv("NCCL_SOCKET_IFNAME", "^docker")
+    assert "lo" in interfaces() and use_iface(None) == "lo"
+
+
+def test_ranks_on_one_machine_over_their_own_interfaces_are_not_called_loopback():
+    """Two network namespaces joined by a shaped veth pair are one machine (one boot id) whose ranks
+    crossed vA and vB, not its loopback: the titles named them "loopback" (a new user's finding)."""
+    from lionsim.group.hosts import one_machine_link
+    from lionsim.reports.titles import link_name
+
+    def rank(r, iface, address, boot="b1"):
+        return {"hostname": "vm", "boot_id": boot, "cores": 2, "threads": 1, "iface": iface, "address": address,
+                "rank": r}
+
+    veth = [rank(0, "vA", "10.77.0.1"), rank(1, "vB", "10.77.0.2")]
+    assert one_machine_link(veth) == "vA, vB on one machine"
+    assert link_name({"ranks_on_one_host": True, "link": one_machine_link(veth)}) == "vA, vB on one machine"
+    loop = [rank(0, None, None), rank(1, None, None)]
+    assert one_machine_link(loop) is None and link_name({"ranks_on_one_host": True, "link": None}) == "loopback"
+    apart = [rank(0, "eth0", "10.0.0.1", "b1"), rank(1, "eth0", "10.0.0.2", "b2")]
+    assert one_machine_link(apart) is None
+    assert one_machine_link([rank(0, "lo", "127.0.0.1"), rank(1, "lo", "127.0.0.1")]) is None
