@@ -58,7 +58,10 @@ def check_layout(plan: BenchPlan, ranks: int) -> int:
     if ranks < 1 or ranks > workers:
         raise LionsimError(refusal("--ranks", ranks, span(1, f"--workers ({workers:,})", whole=True)))
     if workers % ranks:
-        raise LionsimError(f"--workers {workers} is not divisible by {ranks} ranks: each rank holds W/R workers")
+        divisors = [r for r in range(1, workers + 1) if workers % r == 0][:8]
+        raise LionsimError(f"--workers {workers} is not divisible by {ranks} ranks: each rank holds W/R workers; "
+                           f"accepted: --workers a multiple of {ranks} ({ranks}, {ranks * 2}, {ranks * 3}, ...), or --ranks "
+                           f"one of {', '.join(map(str, divisors))}")
     w = workers // ranks
     g = min(plan.network.network.workers_per_node, workers)
     hierarchical = [r.label for r in plan.specs if TRANSPORTS.get(r.transport).hierarchical]

@@ -228,7 +228,8 @@ def test_ranks_with_different_configurations(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--workers", "3", "--backend", "gloo"], "--workers 3 is not divisible by 2 ranks"),
+    (["--workers", "3", "--backend", "gloo"], "--workers 3 is not divisible by 2 ranks: each rank holds W/R workers; "
+                                              "accepted: --workers a multiple of 2 (2, 4, 6, ...), or --ranks one of 1, 3"),
     (["--backend", "gloo", "--ranks", "4"], "bad --ranks 4; accepted: a whole number from 1 to --workers (2)"),
     (["--ranks", "2"], "--ranks 2 needs --backend gloo or nccl"),
 ])
