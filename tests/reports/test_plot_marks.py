@@ -261,3 +261,14 @@ def test_a_sweep_speedup_plot_says_whose_steps_it_draws(figures):
                         "t", Path("s.png"))
     said = " ".join(figures[0]._suptitle.get_text().split())
     assert "steps of this workload's own model (16,067 params), not a real model's: lionsim estimate --from-run" in said
+
+
+def test_a_p99_of_fewer_than_100_steps_says_it_is_the_slowest(figures):
+    """Over 27 steps the nearest rank of 0.99 is the 27th: the plot's "p99" is the slowest step, which
+    its subtitle now says (a new user's finding); the bench's runs here have fewer than 100 steps."""
+    runs, styles, baseline, steps, summary = _bench()
+    short = [(label, rows[rows["step"] <= 30]) for label, rows in runs]
+    steptimes.step_time_plot(short, styles, baseline, steps[steps["step"] <= 30], Path("s.png"))
+    steptimes.step_time_plot(runs, styles, baseline, steps, Path("s.png"), summary=summary)  # 100 steps each
+    said, whole = (" ".join(fig._suptitle.get_text().split()) for fig in figures)
+    assert "p99 of fewer than 100 steps (30 here) is the slowest step" in said and "p99 of fewer" not in whole

@@ -102,6 +102,9 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
         note = _alike_note(steps, bool(note))
     elif measured_run(steps):
         note = "; ".join(filter(None, [note, _measured_note(warmup, steps, meta)]))
+    fewest = min((len(v) for _, v in live), default=0)
+    if 0 < fewest < 100 and not alike:  # the nearest rank of 0.99 over fewer than 100 steps is the last
+        note = "; ".join(filter(None, [note, f"p99 of fewer than 100 steps ({fewest} here) is the slowest step"]))
     line = setting if setting is not None else context(steps)
     # run names are written twice (the bars' labels and the legend): the figure widens with them
     widest = max((len(display_label(label, baseline)) for label, _ in live), default=0)
