@@ -199,6 +199,38 @@ def _comm_paid(row) -> float:
     return row.comm_s if _isnan(exposed) else exposed
 
 
+def unsettled_note(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> str:
+    """The runs of a measured bench whose step differs from the baseline's by less than the two runs'
+    comm can move: each books its comm as its steps' median, and where some steps take a slow path
+    (a host's wait for a core) the median sits on one mode or the other, so the gap between it and
+    the mean (comm_measured_s) is how far a rerun's booked step can move. Such a speedup is not a
+    ranking: another run of the same bench may order them otherwise (two identical gloo benches
+    read dlion-mavo@a2a-1bit 1.03x and 0.94x). A median can move by a whole mode gap, twice its gap
+    to the mean where half the steps are slow. "" on sim, or where every speedup clears it."""
+    if "comm_measured_s" not in summary.columns or "baseline" not in summary.columns:
+        return ""
+    labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
+    baseline = summary["baseline"].iloc[0]
+    if baseline not in labels:
+        return ""
+    base = summary.iloc[labels.index(baseline)]
+
+    def moves(row) -> float:  # a median on the fast mode jumps to the slow one, a mode gap away: where half
+        return 2.0 * abs(float(row.comm_measured_s) - float(row.comm_s))  # the steps are slow, twice its gap to the mean
+
+    if not math.isfinite(moves(base)):
+        return ""
+    near = [(label, moves(row) + moves(base)) for label, row in zip(labels, summary.itertuples(index=False))
+            if label != baseline and math.isfinite(moves(row)) and abs(row.step_s - base.step_s) < moves(row) + moves(base)]
+    if not near:
+        return ""
+    names = ", ".join(f"{label_name(label, rounds)} (within {_ms(gap)} ms)" for label, gap in near)
+    return (f"Not a ranking: {names} step within what their comm and the baseline's can move between runs (twice "
+            "the gap between each one's booked median and its measured mean, comm_measured_s: some steps' calls take "
+            "a slow path, and a median can sit on either mode), so a rerun may order them otherwise; compare the "
+            "means.")
+
+
 def slower_notes(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> list[str]:
     """Why a run that sends fewer bytes than the baseline steps slower, worked out from the two
     runs' own columns: its encode + decode add more time than its comm saves (a codec's per-kernel
@@ -223,7 +255,9 @@ def slower_notes(summary: pd.DataFrame, rounds: dict[str, int] | None = None) ->
         if saved > 0:
             why = f"more than the {_ms(saved)} ms its comm saves{' where not hidden under backward' if hidden else ''}"
         elif -saved > 0.05 * _comm_paid(base):  # latency-bound and more calls: the smaller exchange takes longer
-            why = f"and its comm is {_ms(-saved)} ms slower (fewer bytes, but latency-bound)"
+            measured = math.isfinite(float(getattr(row, "comm_measured_s", math.nan)))
+            why = f"and its comm is {_ms(-saved)} ms slower (fewer bytes, but " + (
+                "more calls, small ones on a busy host taking its slow path)" if measured else "latency-bound)")
         else:
             why = "and its comm is no faster"
         notes.append(f"{label_name(label, rounds)} sends {base.wire_bytes / row.wire_bytes:.3g}x fewer bytes yet steps slower: its "
@@ -297,6 +331,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             + (f" {diverged_note(compared)}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
             + (f" {warmup_note()}" if idle and compared else "")
             + "".join(f" {note}" for note in slower_notes(summary, rounds))
+            + (f" {note}" if compared and (note := unsettled_note(summary, rounds)) else "")
             + (f" {note}" if (note := one_node_note(summary, meta)) else "")
         ),
         caption_justify="left",
