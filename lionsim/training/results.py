@@ -43,6 +43,25 @@ def issued_ops(record: RunRecord, workers: int, workers_per_node: int) -> set[st
     return ops | {c.op for x in sent for c in x.extra}
 
 
+POOR_FIT = 0.25
+"""The median |error| on its own measured calls past which a calibration is said to model this link
+poorly (README's calibrated runs: within 8%)."""
+
+
+def calibration_fit_line(calibration: pd.DataFrame | None) -> str | None:
+    """The line where --calibrate's fit misses its own measured calls by a median |error| over
+    POOR_FIT (calibration.csv's error: a shaped link's burst, a busy host's slow path): its model
+    errors beside the steps rest on it. None where it fits, or there was none."""
+    if calibration is None or "error" not in calibration.columns or not len(calibration):
+        return None
+    median = float(calibration["error"].abs().median())
+    if not median > POOR_FIT:
+        return None
+    return (f"this run's calibration misses its own {len(calibration)} measured calls by a median |error| of "
+            f"{median:.0%} (calibration.csv): its model of this link is poor here, and so are the model errors "
+            "beside the steps; a profile fitted by lionsim comm --fit over more sizes is the better model")
+
+
 @dataclass(slots=True)
 class BenchResult:
     steps: pd.DataFrame
@@ -127,6 +146,8 @@ class Results:
                                    if note))
         if gaps := self.unmeasured_line():
             notes.append(gaps)
+        if (poor := calibration_fit_line(self.calibration)) is not None:
+            notes.append(poor)
         if host := host_slow_line(self.plan.network.spec, self.plan.backend.name):
             notes.append(host)  # the profile's shared-core slow mode, left out of the simulated hosts
         if notes:  # the table's footer, continued (Transport.footnote: a widened container, hier:'s bits)

@@ -193,3 +193,19 @@ def test_a_node_call_among_ranks_that_hold_a_whole_node_each_prices_without_nvls
     assert price(call, 2, whole_nodes).time_s == 0  # a node of one rank: the call has nobody to reach
     shared = _network_of(call, SimpleNamespace(network=dgx, workers=16, ranks=4))  # 4 workers a rank: 2 ranks a node
     assert (shared.workers_per_node, shared.nvls) == (2, dgx.nvls)
+
+
+def test_a_calibration_that_misses_its_own_calls_says_so():
+    """A new user's --calibrate over a shaped veth (a 256 KB token-bucket burst) fitted 0.23 GB/s on a
+    0.12 GB/s link and missed 14 of its 15 calls by 63-80%, silently. Its median |error| (hand: the
+    middle of the sorted errors) past POOR_FIT is said; a fit within it says nothing."""
+    import pandas as pd
+
+    from lionsim.training.results import POOR_FIT, calibration_fit_line
+
+    errors = [-0.71, -0.75, -0.63, -0.80, -0.66, 0.05, -0.70, -0.72, -0.68, -0.74, -0.77, -0.65, -0.69, -0.79, -0.64]
+    said = calibration_fit_line(pd.DataFrame({"error": errors}))
+    assert sorted(abs(e) for e in errors)[7] == 0.70 > POOR_FIT
+    assert said.startswith("this run's calibration misses its own 15 measured calls by a median |error| of 70%")
+    assert calibration_fit_line(pd.DataFrame({"error": [0.05, -0.08, 0.02]})) is None
+    assert calibration_fit_line(None) is None
