@@ -41,6 +41,11 @@ def join(backend: str, rv: Rendezvous, timeout_s: float, iface: str | None = Non
                 f"{backend} could not connect its ranks: across hosts name the interface they share with --iface "
                 f"NAME (or {IFACE_VARS.get(backend, 'GLOO_SOCKET_IFNAME')}); without it {backend} may resolve this "
                 f"host's name to 127.0.0.1: {text[:160]}") from None
+        if rv.rank == 0 and "clients joined" in text:  # rank 0 holds the rendezvous: its peers never came
+            joined = text[:text.index("clients joined")].split()[-1]
+            raise LionsimError(f"rank 0 held the rendezvous at {rv.addr}:{rv.port} ({rv.source}) for {timeout_s:g} s "
+                               f"and {joined} clients joined: start the other ranks with this address and port "
+                               f"(MASTER_ADDR, MASTER_PORT), world size {rv.world_size}") from None
         raise LionsimError(f"cannot reach the rendezvous at {rv.addr}:{rv.port} within {timeout_s:g} s "
                            f"({rv.source}; rank {rv.rank} of {rv.world_size}): {text[:200]}") from None
 
