@@ -418,7 +418,9 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_gi
     except MeasureFailure as e:
         fail(str(e), code=1)
     except RuntimeError as e:  # under a launcher: a collective failed (a peer died)
-        fail(f"a collective failed (a peer rank died or stopped answering): {' '.join(str(e).split())[:300]}", code=1)
+        from lionsim.group.quiet import library_words
+
+        fail(f"a collective failed (a peer rank died or stopped answering): {library_words(e)}", code=1)
     if result is None:
         return None
     points, hosts = result

@@ -34,3 +34,13 @@ def native_stderr_held() -> Iterator[None]:
                 text = held.read()
                 if text:
                     os.write(2, text)
+
+
+def library_words(error: BaseException, limit: int = 300) -> str:
+    """A collective library's error as one line a user reads: whitespace folded, gloo's source paths
+    ("[/__w/pytorch/.../pair.cc:537]") and its sign-off ("GLHF!", an emoji) left out, cut at `limit`."""
+    import re
+
+    text = " ".join(str(error).encode("ascii", "ignore").decode().split())
+    text = re.sub(r"\[[^\]\s]*/[^\]\s]*:\d+\]\s*", "", text).replace(" GLHF!", "").removesuffix("GLHF!").strip()
+    return text[:limit]

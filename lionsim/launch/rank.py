@@ -29,6 +29,7 @@ from lionsim.errors import LionsimError
 from lionsim.group.env import Rendezvous
 from lionsim.group.hosts import gather_hosts
 from lionsim.group.join import check_backend, check_same, join
+from lionsim.group.quiet import library_words
 from lionsim.launch.journal import StepJournal, finalize
 from lionsim.measure.calibrate import calibrate
 from lionsim.option_paths import absolute
@@ -231,7 +232,7 @@ def _train(runner: Runner, results: Results, keeping: Unfinished, rank: int, pro
             _failed(journal, keeping, publish_failures, "failed", line)
             raise RankFailure(line) from None
         except RuntimeError as e:  # a collective failed: DistBackendError, gloo's connection errors, timeouts
-            text = " ".join(str(e).encode("ascii", "ignore").decode().split())[:300]  # gloo appends an emoji
+            text = library_words(e)
             step = f" at step {at[1]} of {at[0]}" if at[0] else ""
             line = f"a collective failed{step} (a peer rank died or stopped answering): {text}"
             _failed(journal, keeping, publish_failures, "failed", line)

@@ -178,3 +178,14 @@ def test_ranks_on_one_machine_over_their_own_interfaces_are_not_called_loopback(
     apart = [rank(0, "eth0", "10.0.0.1", "b1"), rank(1, "eth0", "10.0.0.2", "b2")]
     assert one_machine_link(apart) is None
     assert one_machine_link([rank(0, "lo", "127.0.0.1"), rank(1, "lo", "127.0.0.1")]) is None
+
+
+def test_a_library_s_error_reads_as_words_not_its_source_paths():
+    """A killed peer's gloo error reached the user with its source path and sign-off: "[/__w/pytorch/
+    .../pair.cc:537] Read error ... GLHF!" (and an emoji); the words alone stay."""
+    from lionsim.group.quiet import library_words
+
+    raw = ("[/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error [10.77.0.2]:61345: "
+           "Connection reset by peer. This may indicate a possible application crash on rank 0. GLHF! \U0001F642")
+    assert library_words(RuntimeError(raw)) == ("Read error [10.77.0.2]:61345: Connection reset by peer. This may "
+                                                "indicate a possible application crash on rank 0.")
