@@ -31,8 +31,10 @@ def interfaces() -> list[str]:
 def use_iface(iface: str | None) -> str | None:
     """--iface NAME: check that this host has it, then point gloo and NCCL at it (before the
     group forms). None leaves the environment alone and returns what it already names."""
-    if iface is None:  # gloo's variable, checked as --iface is (torch's own failure names no interface list);
-        var = IFACE_VARS["gloo"]  # NCCL's takes prefixes and exclusions (^docker): NCCL's to read
+    if iface is None:
+        # gloo's variable is checked as --iface is (torch's own failure lists no interfaces); NCCL's
+        # takes prefixes and exclusions (^docker), which NCCL reads
+        var = IFACE_VARS["gloo"]
         unknown = [name for name in (os.environ.get(var) or "").split(",") if name and name not in interfaces()]
         if unknown:
             raise LionsimError(f"unknown {var} {unknown[0]!r} on {socket.gethostname()}; this host has: "
