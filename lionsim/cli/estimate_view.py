@@ -219,7 +219,7 @@ def need_table(frame: pd.DataFrame) -> Table:
     table = Table(title=f"inter-node bandwidth for compute at {target_text(u)} of the step", caption=(
         f"{moved}; solved to {REL_TOL:.0e} relative; "
         "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
-        "the network; now: its share on the network as given."
+        "the network; now: compute's share of the step on the network as given."
         + (" Unreachable: per-call latencies, intra-node exchanges or the fabric's cap keep the wait above 1 - U "
            "at any bandwidth." if unreachable else "") + footnotes
         + (f"\n{escape(why)}" if (why := need_overlap_note(frame)) else "")),

@@ -341,7 +341,8 @@ LIONCUB = ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "
 def lioncub_ratio() -> str:
     node, flat = (frame([*LIONCUB, "--network", net]).loc["dlion-mavo@a2a-1bit", "speedup"]
                   for net in ("h100x8-10gbe", "10gbe"))
-    return "\n" + wrap(f"The model predicts {node:.2f}x per step (Lion Cub claims \"up to 5x\" end to end), and "
+    return "\n" + wrap(f"The model predicts {node:.2f}x per step for D-Lion's 1-bit all-to-all (Lion Cub, Ishikawa et "
+                       "al. 2024, arXiv 2411.16462, claims \"up to 5x\" end to end: a whole run's time, not a step's), and "
                        f"{flat:.1f}x with one 10 GbE link per GPU (`--network 10gbe`).") + "\n\n"
 
 
