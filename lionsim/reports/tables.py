@@ -215,13 +215,18 @@ def unsettled_note(summary: pd.DataFrame, rounds: dict[str, int] | None = None) 
         return ""
     base = summary.iloc[labels.index(baseline)]
 
-    def moves(row) -> float:  # a median on the fast mode jumps to the slow one, a mode gap away: where half
-        return 2.0 * abs(float(row.comm_measured_s) - float(row.comm_s))  # the steps are slow, twice its gap to the mean
+    def moves(row) -> float:
+        """How far a rerun can move the run's booked comm: a median on the fast mode jumps to the slow
+        one, a mode gap away, which is twice its gap to the mean where half the steps are slow."""
+        return 2.0 * abs(float(row.comm_measured_s) - float(row.comm_s))
 
     if not math.isfinite(moves(base)):
         return ""
-    near = [(label, moves(row) + moves(base)) for label, row in zip(labels, summary.itertuples(index=False))
-            if label != baseline and math.isfinite(moves(row)) and abs(row.step_s - base.step_s) < moves(row) + moves(base)]
+    near = []
+    for label, row in zip(labels, summary.itertuples(index=False)):
+        gap = moves(row) + moves(base)
+        if label != baseline and math.isfinite(gap) and abs(row.step_s - base.step_s) < gap:
+            near.append((label, gap))
     if not near:
         return ""
     names = ", ".join(f"{label_name(label, rounds)} (within {_ms(gap)} ms)" for label, gap in near)
