@@ -199,6 +199,16 @@ def _comm_paid(row) -> float:
     return row.comm_s if _isnan(exposed) else exposed
 
 
+def _beside_baseline(summary: pd.DataFrame) -> tuple[list[str], str, object] | None:
+    """(each row's run label, the baseline's, the baseline's row) of a bench's summary; None where the
+    summary names no baseline among its runs (the notes comparing runs with it say nothing then)."""
+    baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
+    labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
+    if baseline not in labels:
+        return None
+    return labels, baseline, summary.iloc[labels.index(baseline)]
+
+
 def unsettled_note(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> str:
     """The runs of a measured bench whose step differs from the baseline's by less than the two runs'
     comm can move: each books its comm as its steps' median, and where some steps take a slow path
@@ -207,13 +217,9 @@ def unsettled_note(summary: pd.DataFrame, rounds: dict[str, int] | None = None) 
     ranking: another run of the same bench may order them otherwise (two identical gloo benches
     read dlion-mavo@a2a-1bit 1.03x and 0.94x). A median can move by a whole mode gap, twice its gap
     to the mean where half the steps are slow. "" on sim, or where every speedup clears it."""
-    if "comm_measured_s" not in summary.columns or "baseline" not in summary.columns:
+    if "comm_measured_s" not in summary.columns or (beside := _beside_baseline(summary)) is None:
         return ""
-    labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
-    baseline = summary["baseline"].iloc[0]
-    if baseline not in labels:
-        return ""
-    base = summary.iloc[labels.index(baseline)]
+    labels, baseline, base = beside
 
     def moves(row) -> float:
         """How far a rerun can move the run's booked comm: a median on the fast mode jumps to the slow
@@ -243,11 +249,9 @@ def slower_notes(summary: pd.DataFrame, rounds: dict[str, int] | None = None) ->
     latency-bound exchange) while its codec still costs. The comm saved is the comm the step adds
     up (_comm_paid: comm_exposed_s, not comm_s, which with overlap includes what backward hides).
     Nothing where the codec is not the cause. `rounds`: run_label -> H, a local-step run named with it."""
-    baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
-    labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
-    if baseline not in labels:
+    if (beside := _beside_baseline(summary)) is None:
         return []
-    base = summary.iloc[labels.index(baseline)]
+    labels, baseline, base = beside
     notes = []
     for label, row in zip(labels, summary.itertuples(index=False)):
         if label == baseline or not (row.speedup < 1 and 0 < row.wire_bytes < base.wire_bytes):
