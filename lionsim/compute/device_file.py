@@ -143,10 +143,11 @@ def known_device(compute: object) -> Device | None:
         return None
 
 
-def device_shown(compute: object) -> object:
+def device_shown(compute: object, known: Device | None = None) -> object:
     """A run's recorded --compute as its notes name it: a device file by its device's name (the file's
-    stem where it cannot be read now), anything else as it is."""
+    stem where it cannot be read now), anything else as it is. `known`: known_device(compute), where
+    the caller read it already."""
     if not isinstance(compute, str) or not is_device_file(compute):
         return compute
-    device = known_device(compute)
+    device = known if known is not None else known_device(compute)
     return device.name if device is not None else Path(compute).stem

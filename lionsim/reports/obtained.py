@@ -68,18 +68,19 @@ def run_times(meta: dict | None, network: str | None = None, link: str | None = 
     if not all(isinstance(note, str) for note in notes.values()):
         return UNKNOWN
     steps, warmup, kinds = config.get("steps"), timing.get("warmup_steps"), timing.get("step_kinds")
-    device = device_shown(config.get("compute"))
+    compute = config.get("compute")
+    known = known_device(compute)  # read once (a device file's): its name, launches and kernel floor below
+    device = device_shown(compute, known)
     network = network or (meta.get("network") or {}).get("name") or config.get("network")
     parts = []
     if notes["compute_s"].startswith("measured"):
         parts.append(("comp", "measured", _median(notes["compute_s"], steps, warmup)))
     else:
-        how = _modelled_compute(config.get("compute"), timing.get("compute_counted"))
+        how = _modelled_compute(known, timing.get("compute_counted"))
         parts.append(("comp", "modelled", f"on {device} ({how})"))
     if notes["encode_s"].startswith("measured"):
         parts.append(("enc/upd", "measured", _median(notes["encode_s"], steps, warmup, kinds)))
     else:
-        known = known_device(config.get("compute"))  # each kernel's launch floor binds a small model's passes
         floor = f", at least {known.kernel_s * 1e6:g} us a kernel" if known is not None else ""
         parts.append(("enc/upd", "modelled", f"(memory passes at {device}'s bandwidth{floor})"))
     if notes["comm_s"].startswith("measured"):
@@ -90,11 +91,11 @@ def run_times(meta: dict | None, network: str | None = None, link: str | None = 
     return said(parts)
 
 
-def _modelled_compute(device: str | None, counted) -> str:
+def _modelled_compute(known, counted) -> str:
     """How a device's compute was priced: its FLOPs at peak x mfu, or, where its kernels' launches
     outlast them (every built-in workload's on every device), the launches, which no device's
-    peak changes (lionsim.steptime.work.device_work: the larger of the two)."""
-    known = known_device(device)
+    peak changes (lionsim.steptime.work.device_work: the larger of the two). `known`: the run's
+    device (device_file.known_device), None where none is known."""
     if known is None or not isinstance(counted, dict):
         return "FLOPs at peak x mfu"
     from lionsim.compute.launches import launch_times, launch_words
