@@ -98,10 +98,16 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
         gained = list(dict.fromkeys(r.case for r in result.rows if r.verdict == IMPROVED))
         console.print(f"[cyan]{plural(improved, 'metric')} improved past their tolerance[/]: "
                       f"`{escape(update_command(baseline_dir, gained))}` records the gain", highlight=False)
+    if result.unguarded:
+        names = ", ".join(f"{r.case} {r.run} {r.metric}" for r in result.unguarded)
+        one = len(result.unguarded) == 1
+        console.print(f"note: {plural(len(result.unguarded), 'check')} in {result.mode} mode "
+                      f"{'guards' if one else 'guard'} nothing (any reading passes: {'its' if one else 'their'} "
+                      f"tolerance reaches the metric's worst value): {escape(names)}", highlight=False)
     if not failures:
-        console.print(f"[green]PASS[/]: {plural(len(result.cases), 'case')}, {plural(len(result.rows), 'check')}, {result.mode} mode, "
+        console.print(f"[green]PASS[/]: {plural(len(result.cases), 'case')}, {result.checks_line}, {result.mode} mode, "
                       f"{seconds:.0f} s", highlight=False)
-    for line in failure_lines(failures, len(result.rows), result.mode, seconds) if failures else ():
+    for line in failure_lines(failures, result.checks_line, result.mode, seconds) if failures else ():
         console.print(line, highlight=False, markup=False)
     # the files last: one that cannot be written after all (a full disk) loses no verdict
     written = _write_files({"--junit": junit, "--report": report}, result, seconds)

@@ -15,9 +15,9 @@ from rich.table import Table
 
 from lionsim.cli.app import console
 from lionsim.numbers import plural
-from lionsim.regress.rows import IMPROVED, MISSING, PASS, Row, fmt, group_rows
+from lionsim.regress.rows import IMPROVED, MISSING, PASS, UNGUARDED, Row, fmt, group_rows
 
-VERDICT_STYLE = {PASS: "green", IMPROVED: "cyan"}
+VERDICT_STYLE = {PASS: "green", IMPROVED: "cyan", UNGUARDED: "yellow"}
 LOG_EVERY_S = 5.0
 """Seconds between progress lines off a terminal."""
 WORST_PER_CASE = 3
@@ -78,9 +78,10 @@ def check_table(result, everything: bool) -> Table:
     return table
 
 
-def failure_lines(failures: list[Row], total: int, mode: str, seconds: float) -> list[str]:
-    """The failure summary: one line with the count, then per case its count and worst few."""
-    lines = [f"FAIL: {len(failures)} of {plural(total, 'check')} failed ({mode} mode, {seconds:.0f} s):"]
+def failure_lines(failures: list[Row], checks: str, mode: str, seconds: float) -> list[str]:
+    """The failure summary: one line with the count, then per case its count and worst few.
+    `checks`: how many checks ran ('312 checks', CheckResult.checks_line)."""
+    lines = [f"FAIL: {len(failures)} of {checks} failed ({mode} mode, {seconds:.0f} s):"]
     by_case: dict[str, list[Row]] = {}
     for r in failures:
         by_case.setdefault(r.case, []).append(r)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from lionsim.numbers import plural
 from lionsim.regress.baseline import baseline_path, current_versions, load_baseline, update_command
 from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases, validate_cases
 from lionsim.regress.compare import compare_case, missing_case
@@ -42,6 +43,17 @@ class CheckResult:
     @property
     def failures(self) -> list[Row]:
         return [r for r in self.rows if r.failed]
+
+    @property
+    def unguarded(self) -> list[Row]:
+        """Passing checks that any reading would have passed (rows.UNGUARDED)."""
+        return [r for r in self.rows if r.unguarded]
+
+    @property
+    def checks_line(self) -> str:
+        """'312 checks' with, where some guard nothing, how many ('312 checks, 2 unguarded')."""
+        unguarded = len(self.unguarded)
+        return plural(len(self.rows), "check") + (f", {unguarded} unguarded" if unguarded else "")
 
     @property
     def ok(self) -> bool:

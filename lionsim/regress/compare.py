@@ -17,12 +17,13 @@ defaults resolved differently from the baseline's is CHANGED, whatever the mode.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from lionsim.regress.baseline import CaseBaseline, MetricBaseline, RunBaseline, update_command
-from lionsim.regress.metrics import HIGHER_IS_BETTER, is_better, is_worse
+from lionsim.regress.metrics import HIGHER_IS_BETTER, is_better, is_worse, worst_reading
 from lionsim.regress.fingerprint import FLOAT, SPREAD, STRICT, strict_tolerance
-from lionsim.regress.rows import CHANGED, FAILED, IMPROVED, MISSING, OUTDATED, PASS, REGRESSED, Row
+from lionsim.regress.rows import CHANGED, FAILED, IMPROVED, MISSING, OUTDATED, PASS, REGRESSED, UNGUARDED, Row, fmt
 from lionsim.regress.runner import CaseRun
 
 
@@ -36,11 +37,27 @@ def _setting_diff(old: dict, new: dict) -> str:
 
 
 def compare_metric(case: str, label: str, metric: str, base: MetricBaseline, now: float,
-                   mode: str = SPREAD, baseline_dir: Path | None = None) -> Row:
+                   mode: str = SPREAD, baseline_dir: Path | None = None, worst: float | None = None) -> Row:
     """Verdict of one metric. Strict (the baseline's own platform) and float (another
     platform): CHANGED past float noise on either side, else pass. Spread: REGRESSED past the
     tolerance on the worse side, improved past it on the better side, else pass. `baseline_dir`:
-    where the baseline was read, which the advice to update it names."""
+    where the baseline was read, which the advice to update it names. `worst`: the worst value
+    the metric can read (metrics.worst_reading); a pass whose tolerance reaches it is
+    UNGUARDED, since any reading would have passed."""
+    row = _judge(case, label, metric, base, now, mode, baseline_dir)
+    if row.verdict != PASS or worst is None:
+        return row
+    higher = metric in HIGHER_IS_BETTER
+    if (base.value - row.tol > worst) if higher else (base.value + row.tol < worst):
+        return row
+    what = "an accuracy of 0" if higher else "the untrained model's loss"
+    return replace(row, verdict=UNGUARDED,
+                   note=f"any reading passes: the tolerance {fmt(row.tol)} around {fmt(base.value)} reaches {what} "
+                        f"({fmt(worst)}); other metrics and the cross-checks guard this run")
+
+
+def _judge(case: str, label: str, metric: str, base: MetricBaseline, now: float, mode: str,
+           baseline_dir: Path | None) -> Row:
     delta = now - base.value
     worse_by = -delta if metric in HIGHER_IS_BETTER else delta
     if mode in (STRICT, FLOAT):
@@ -116,7 +133,7 @@ def _compare_run(run: CaseRun, label: str, base: RunBaseline | None, mode: str,
                             note="metric in the baseline but not measured now"))
         else:
             rows.append(compare_metric(case, label, metric, base.metrics[metric], now[metric], mode,
-                                              baseline_dir))
+                                       baseline_dir, worst_reading(metric, run.untrained_eval_loss)))
     return ([hyper] if hyper is not None else []) + rows
 
 

@@ -36,6 +36,17 @@ HIGHER_IS_BETTER = frozenset({"eval_acc"})
 ACCURACY_METRICS = frozenset({"eval_acc", LOWER_EVAL})
 
 
+def worst_reading(metric: str, untrained: float) -> float | None:
+    """The worst value `metric` can read and still mean something: 0 for an accuracy, the
+    untrained model's held-out loss `untrained` for a loss (a run above it did not train); None
+    where no bound is known (a gap to Lion, an error rate of unknown range)."""
+    if metric == "eval_acc":
+        return 0.0
+    if metric in ("final_loss", "best_loss", "eval_loss") or metric.startswith("loss@"):
+        return untrained
+    return None
+
+
 def checkpoint_steps(steps: int) -> list[int]:
     """The steps loss@STEP is read at (distinct, at least 1)."""
     return list(dict.fromkeys(max(1, round(f * steps)) for f in CHECKPOINTS))

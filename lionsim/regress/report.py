@@ -66,13 +66,16 @@ def markdown(result: CheckResult, seconds: float) -> str:
     status = "FAIL" if failures else "PASS"
     lines = [f"# lionsim regress: {status}", "",
              f"{plural(len(result.cases), 'case')} ({', '.join(result.cases)}), "
-             f"{plural(len(result.rows), 'check')}, "
+             f"{result.checks_line}, "
              f"{len(failures)} failed, {seconds:.0f} s; baseline `{result.baseline}`.", "",
              f"Comparison {_cell(result.mode_line)}.", ""]
     if failures:
         lines += ["## Failures", "", *_table(failures), ""]
     if result.warnings:
         lines += ["## Warnings", "", *[f"- {_cell(w)}" for w in result.warnings], ""]
+    if result.unguarded:
+        lines += ["## Unguarded", "", "Checks any reading would pass: their tolerance reaches the metric's worst "
+                  "value, so other metrics and the cross-checks guard these runs.", "", *_table(result.unguarded), ""]
     lines += ["## Runs", "", "Per run, its failing or improved checks, else the one closest to its tolerance.", "",
               *_table(shown_rows(result.rows)), ""]
     return "\n".join(lines)

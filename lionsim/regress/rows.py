@@ -19,6 +19,10 @@ FAILED = "FAILED"
 """The run stopped (diverged) or a cross-check does not hold."""
 CHANGED = "CHANGED"
 """Strict mode: differs from the baseline past float noise, either way (fingerprint.py)."""
+UNGUARDED = "unguarded"
+"""Passes, but would pass whatever it read: its tolerance reaches the worst value the metric
+can take (an accuracy of 0, the untrained model's loss), so it guards nothing (vit in float
+mode, where float noise alone moves an accuracy by 0.12 rms)."""
 
 FAILING = frozenset({REGRESSED, MISSING, OUTDATED, FAILED, CHANGED})
 
@@ -46,6 +50,10 @@ class Row:
     @property
     def failed(self) -> bool:
         return self.verdict in FAILING
+
+    @property
+    def unguarded(self) -> bool:
+        return self.verdict == UNGUARDED
 
     @property
     def is_cross_check(self) -> bool:

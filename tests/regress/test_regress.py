@@ -28,7 +28,7 @@ from lionsim.regress.compare import compare_metric
 from lionsim.regress.fingerprint import SPREAD, STRICT, choose_mode, fingerprint
 from lionsim.regress.metrics import run_metrics
 from lionsim.regress.report import junit_xml, markdown
-from lionsim.regress.rows import FAILED, IMPROVED, MISSING, OUTDATED, PASS, REGRESSED, Row
+from lionsim.regress.rows import FAILED, IMPROVED, MISSING, OUTDATED, PASS, REGRESSED, UNGUARDED, Row
 from lionsim.regress.tolerance import ACCURACY_FLOOR, LOSS_FLOOR, tolerance
 from tests.helpers import REPO
 from tests.helpers.cli import one_line_exit_2, run_cli
@@ -96,6 +96,40 @@ def test_a_metric_regresses_past_its_tolerance_on_its_worse_side(metric, now, ve
     assert row.verdict == verdict
     if verdict == REGRESSED and not math.isnan(now):
         assert "worse by 0.11" in row.note and "tolerance 0.1" in row.note
+
+
+@pytest.mark.parametrize("metric, value, tol, worst, verdict", [
+    ("eval_acc", 0.53, 0.59, 0.0, UNGUARDED),  # vit's lion in float mode: any accuracy passes
+    ("eval_acc", 0.53, 0.53, 0.0, UNGUARDED),  # reaches 0 exactly
+    ("eval_acc", 0.42, 0.16, 0.0, PASS),  # an accuracy below 0.26 would fail: it guards
+    ("eval_loss", 1.28, 1.03, 2.30, UNGUARDED),  # 1.28 + 1.03 reaches the untrained loss
+    ("eval_loss", 1.28, 1.01, 2.30, PASS),
+    ("gap_to_lion", 0.10, 5.0, None, PASS),  # no bound known: never unguarded
+])
+def test_a_pass_whose_tolerance_reaches_the_worst_reading_is_unguarded(metric, value, tol, worst, verdict):
+    from lionsim.regress.fingerprint import FLOAT
+
+    base = MetricBaseline(value=value, sd=0.01, tol=0.05, noise_rms=tol / 5, noise_tol=tol)
+    row = compare_metric("c", "r", metric, base, value, FLOAT, worst=worst)
+    assert row.verdict == verdict and not row.failed
+    assert ("any reading passes" in row.note) == (verdict == UNGUARDED)
+
+
+def test_an_unguarded_check_is_counted_and_listed_in_the_report():
+    rows = [Row("c1", "a@x", "final_loss", PASS, 1.0, 1.0, 0.1),
+            Row("c1", "a@x", "eval_acc", UNGUARDED, 0.53, 0.60, 0.59, note="any reading passes")]
+    result = CheckResult(cases=["c1"], rows=rows)
+    assert result.ok and result.checks_line == "2 checks, 1 unguarded"
+    md = markdown(result, 1.0)
+    assert "2 checks, 1 unguarded, 0 failed" in md and "## Unguarded" in md and "| c1 | a@x | eval_acc |" in md
+
+
+def test_worst_readings_bound_accuracy_and_losses_only():
+    from lionsim.regress.metrics import worst_reading
+
+    assert [worst_reading(m, 2.3) for m in ("eval_acc", "final_loss", "best_loss", "eval_loss", "loss@25",
+                                            "gap_to_lion", "eval_acc_lower_is_better")] == [0.0, 2.3, 2.3, 2.3,
+                                                                                           2.3, None, None]
 
 
 # ---- suites through the library ------------------------------------------------------------

@@ -27,6 +27,6 @@ def test_one_failing_check_in_one_run_reads_singular():
     from lionsim.regress.rows import REGRESSED, Row
 
     rows = [Row("c1", "b@y", "final_loss", REGRESSED, 1.0, 1.5, 0.1, note="worse")]
-    lines = failure_lines(rows, 1, "loose", 3.0)
+    lines = failure_lines(rows, "1 check", "loose", 3.0)
     assert lines[0].startswith("FAIL: 1 of 1 check failed")
     assert lines[1] == "  c1: 1 failing check in 1 run; worst:"
