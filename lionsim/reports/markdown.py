@@ -27,7 +27,7 @@ from lionsim.reports.cell_records import CELLS, read_cells
 from lionsim.reports.hyper_rows import cells_hyper_rows, hyper_rows
 from lionsim.reports.obtained import library_note, wait_note
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
-from lionsim.reports.md import command_line, md_table, reproduce
+from lionsim.reports.md import command_line, md_table, reproduce, sweep_commands
 from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_note
 from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir, check_reportable
 from lionsim.reports.proxy_note import proxy_note
@@ -483,7 +483,7 @@ def _sweep_report(directory: Path) -> str:
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory, rounds), "## Environment\n\n" + _environment(meta),
-              "## Reproduce\n\n" + reproduce(command_line(meta.get("argv"), cwd=meta.get("cwd")), directory,
+              "## Reproduce\n\n" + reproduce(sweep_commands(meta), directory,
                                                sweep_note(meta, len(summary), (directory / FAILED_FILE).is_file()))]
     return "\n\n".join(parts) + "\n"
 

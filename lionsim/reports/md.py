@@ -53,11 +53,22 @@ def _typed(argv: list[str]) -> str:
     return shlex.join(["lionsim", *argv[1:]] if launched_by_lionsim(argv) else argv)
 
 
-def reproduce(command: str | None, directory: Path, note: str | None = None) -> str:
-    """A report's Reproduce section: the command that made DIR, then the report's own; `note` (a run
-    that did not finish: lionsim.reports.resuming) first, where the command was recorded."""
+def sweep_commands(meta: dict) -> list[str]:
+    """The commands that made a sweep root (its sweep.json `meta`): its own, or for one merged from
+    shards each shard's command (run from where its part was made), then the merge."""
+    own = command_line(meta.get("argv"), cwd=meta.get("cwd"))
+    shards = meta.get("shards") if isinstance(meta.get("shards"), list) else []
+    made = [command_line(s.get("argv"), cwd=s.get("cwd")) for s in shards if isinstance(s, dict)]
+    return [c for c in (*made, own) if c]
+
+
+def reproduce(command: str | list[str] | None, directory: Path, note: str | None = None) -> str:
+    """A report's Reproduce section: the command (or commands, in order) that made DIR, then the
+    report's own; `note` (a run that did not finish: lionsim.reports.resuming) first, where the
+    command was recorded."""
+    commands = [command] if isinstance(command, str) else list(command or [])
     # DIR absolute: the report's command runs from any folder, as the one above does
-    lines = ([command] if command else []) + [f"lionsim report {shlex.quote(absolute(directory))}"]
-    note = (note + "\n\n" if note else "") if command else \
+    lines = commands + [f"lionsim report {shlex.quote(absolute(directory))}"]
+    note = (note + "\n\n" if note else "") if commands else \
         "The original command was not recorded; the report comes from the files alone.\n\n"
     return note + "\n".join("    " + line for line in lines)

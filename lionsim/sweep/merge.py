@@ -127,6 +127,12 @@ def merge_parts(out: Path, plan: SweepPlan) -> int:
     return len(adopt)
 
 
+def _shard_command(part: Path) -> dict:
+    """A part's command as its sweep.json recorded it (argv and the folder it ran in)."""
+    record = CellStore(part).read_record() or {}
+    return {"part": part.name, "argv": record.get("argv"), "cwd": record.get("cwd")}
+
+
 def merge_shards(plan: SweepPlan) -> MergeOutcome:
     """`lionsim sweep merge ROOT`: the parts' cells into ROOT/cells, then sweep.json and both CSVs;
     `plan` is the sweep the parts agree on (lionsim.config.sweep.merged_plan)."""
@@ -137,7 +143,10 @@ def merge_shards(plan: SweepPlan) -> MergeOutcome:
     previous = root.read_record()
     adopt = _adoptions(root, parts, [c.id for c in cells], plan.measured)  # conflicts: nothing written
     make_dir(root.root)
-    root.write_record({**plan.record(previous), "merged": [p.name for p in parts]})
+    # argv: the merge as typed (a `lionsim report` may be what merged), with each shard's command
+    # beside it, so the report's Reproduce section gives the commands that trained the cells
+    root.write_record({**plan.record(previous), "argv": ["lionsim", "sweep", "merge", str(out.resolve())],
+                       "merged": [p.name for p in parts], "shards": [_shard_command(p) for p in parts]})
     root.prepare()
     for cell_id, source in adopt.items():
         root.adopt(cell_id, source)

@@ -39,7 +39,7 @@ def files(root: Path) -> dict[str, str]:
         text = path.read_text()
         if path.name in ("run.json", "sweep.json"):
             meta = json.loads(text)
-            for key in (*WALL_CLOCK, "merged", "shard", "jobs", "executor"):
+            for key in (*WALL_CLOCK, "merged", "shards", "shard", "jobs", "executor"):
                 meta.pop(key, None)
             meta.get("config", {}).pop("out", None)
             text = json.dumps(meta, sort_keys=True)
@@ -124,6 +124,11 @@ def test_report_on_a_sharded_root_merges_it_first(sharded, unsharded, tmp_path, 
     assert code == 0, err
     assert f"{CELLS} of {CELLS} cells ({CELLS} new)" in " ".join(err.split()) and (root / "report.md").is_file()
     assert {k: v for k, v in files(root).items() if k != "report.md"} == files(unsharded)
+    # Reproduce: each shard's command, the merge, the report (not the report's command as the sweep's)
+    reproduce = (root / "report.md").read_text().split("## Reproduce")[1].split("\n## ")[0]
+    commands = [line.strip() for line in reproduce.splitlines() if line.startswith("    ")]
+    assert [c.split(" --shard ")[1].split()[0] for c in commands[:3]] == ["1/3", "2/3", "3/3"]
+    assert commands[3:] == [f"lionsim sweep merge {root}", f"lionsim report {root}"], commands
 
 
 def test_duplicates_same_kept_once_different_refused(sharded, unsharded, tmp_path, capsys):
