@@ -43,15 +43,14 @@ def sweep_summary(where: Path, summary: pd.DataFrame, target: float, given: str)
     target_rule measured again at `target` from the cells' steps in sweep_steps.csv."""
     import pandas as pd  # check_target runs before pandas is needed (lionsim.estimate.plain)
 
+    from lionsim.reports.files import read_csv
     from lionsim.reports.summary import SummaryRule, summarize
 
     path = where / SWEEP_STEPS
     if not path.is_file():
         raise LionsimError(f"bad --from-run {given}: --target-loss re-reads the loss curves, and it holds no "
                            f"{SWEEP_STEPS}; accepted: a sweep root as `lionsim sweep` writes it")
-    steps = pd.read_csv(path)
-    if "cell" not in steps.columns:
-        raise LionsimError(f"{path} is missing column(s): cell; is it a lionsim {SWEEP_STEPS}?")
+    steps = read_csv(path, ["cell"])  # a bad file is one line naming it
     by_cell = dict(tuple(steps.groupby("cell", sort=False)))
     missing = [cell for cell in summary["cell"] if cell not in by_cell]
     if missing:
@@ -152,7 +151,9 @@ def sweep_readings(where: Path, summary: pd.DataFrame, baseline: str, *reads) ->
     sweep_summary does), one list per read; sweep_steps.csv is read once for all of them."""
     import pandas as pd
 
-    steps = pd.read_csv(where / SWEEP_STEPS)
+    from lionsim.reports.files import read_csv
+
+    steps = read_csv(where / SWEEP_STEPS, ["cell"])
     by_cell = dict(tuple(steps.groupby("cell", sort=False)))
     groups = [pd.concat([by_cell[c].drop(columns="cell") for c in group["cell"] if c in by_cell], ignore_index=True)
               for _, group in summary.groupby(["workers", "seed"], sort=True)]

@@ -241,3 +241,19 @@ def test_a_baseline_that_never_fell_below_its_first_loss_offers_no_range():
     assert "loss never fell below its first, 2.289, so no target compares the runs" in line
     assert "at least" not in line
     check_not_at_once(2.0, "adamw@fp32-allreduce", first=[2.28931], lowest=[2.28931])  # below the start: not this check
+
+
+@pytest.mark.parametrize("content, says", [
+    (b"garbage\x00\xff\n", "malformed CSV"),
+    (b"", "malformed CSV"),
+    (b"step,loss\n1,2.0\n", "missing column"),
+])
+def test_a_bad_sweep_steps_file_is_one_line_naming_it(sweep_root, tmp_path, capsys, content, says):
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(sweep_root, root)
+    (root / "sweep_steps.csv").write_bytes(content)
+    err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(root), "--target-loss", "1.5"], capsys,
+                          str(root / "sweep_steps.csv"))
+    assert says in err, err
