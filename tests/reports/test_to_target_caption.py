@@ -75,3 +75,15 @@ def test_a_sweeps_caption_says_them_too(tmp_path, monkeypatch):
     assert f"mlp ({PARAMS:,} params, {1e9 / PARAMS:,.0f}x fewer than the priced model) trained in " \
            f"{tmp_path / 'proxy sweep'}" in said
     assert cut_texts(fig) == [] and clear_of_the_axes(fig)
+
+
+def test_the_caption_says_which_counts_extend_the_fits_and_which_hold_them(tmp_path, monkeypatch):
+    # measured at 4 and 8 workers: a trend through 2 counts goes one doubling on (16), no further
+    fig = figures(tmp_path, monkeypatch, "--sweep", "workers=16,32,64")["to_target"]
+    said = caption(fig)
+    assert ("Extrapolated beyond the measured 4-8 workers: the figure at 16 workers extends the fits against log "
+            "N; at 32, 64 workers the fits through 2 counts are held at the nearest measured count's figures") in said
+    (tmp_path / "one").mkdir()
+    one = caption(figures(tmp_path / "one", monkeypatch)["to_target"])  # 32 workers: past the doubling
+    assert "Extrapolated beyond the measured 4-8 workers: at 32 workers the fits through 2 counts are held" in one
+    assert "extends" not in one and "extend the fits" not in one

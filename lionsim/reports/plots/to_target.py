@@ -113,11 +113,21 @@ def _extrapolated_line(frame: pd.DataFrame) -> str:
     beyond = sorted({int(w) for w in frame["workers"]} - set(range(min(counts), max(counts) + 1)))
     if not beyond:
         return ""
-    at = ", ".join(f"{w:,}" for w in beyond) if len(beyond) <= 3 else f"{beyond[0]:,} to {beyond[-1]:,}"
     if len(counts) == 1:
-        return f"\nMeasured at {counts[0]:,} workers only: the figures at {at} workers hold its ratios there."
-    return (f"\nExtrapolated beyond the measured {counts[0]:,}-{counts[-1]:,} workers: the figures at {at} workers "
-            "extend the fits against log N.")
+        return f"\nMeasured at {counts[0]:,} workers only: the figures at {_counts(beyond)} workers hold its ratios there."
+    # a trend through 2 counts goes one doubling on, no further (lionsim.estimate.to_target.one_doubling_on)
+    held = [w for w in beyond if len(counts) == 2 and not counts[0] / 2 <= w <= 2 * counts[-1]]
+    extended = [w for w in beyond if w not in held]
+    words = [f"the figure{'s' if len(extended) > 1 else ''} at {_counts(extended)} workers extend"
+             f"{'' if len(extended) > 1 else 's'} the fits against log N"] if extended else []
+    words += [f"at {_counts(held)} workers the fits through 2 counts are held at the nearest measured count's "
+              "figures (one doubling on, no further)"] if held else []
+    return f"\nExtrapolated beyond the measured {counts[0]:,}-{counts[-1]:,} workers: {'; '.join(words)}."
+
+
+def _counts(workers: list[int]) -> str:
+    """Worker counts for a caption: all of them up to three, else the first and last."""
+    return ", ".join(f"{w:,}" for w in workers) if len(workers) <= 3 else f"{workers[0]:,} to {workers[-1]:,}"
 
 
 def _no_band_line(frame: pd.DataFrame) -> str:
