@@ -27,6 +27,7 @@ from lionsim.estimate.plain import check_run_length, whole
 from lionsim.network import CollectiveCall
 from lionsim.strategies import Strategy
 from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
+from lionsim.strategies.core.base import WARMUP
 from lionsim.strategies.core.schedule import repeats, spans
 from lionsim.transports import PayloadSpec
 
@@ -112,7 +113,7 @@ class KindCount:
         for (spec, calls, phase), count in counts.items():
             spec = steady if spec is steady.__class__ else spec
             if phase == "steady" and spec is not None and spec != steady:  # DGC's stages: a warm-up by spec alone
-                phase = "warm-up"
+                phase = WARMUP
             extra = tuple(at_scale(c, steady.numel / strategy.layout.numel) for c in calls)
             # a momentum sync's steps are told apart; a strategy's own calls (muon-dist's all-gather, MuLoCo's
             # codes on its sync steps) are its phase's, not a "sync" of their own ("sync + sync", "steady + sync")

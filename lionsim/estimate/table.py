@@ -91,6 +91,7 @@ from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import Probe, probe_resolved
 from lionsim.estimate.run import KindCount, describe, step_kinds
+from lionsim.strategies.core.base import WARMUP
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS, speedup_band
 from lionsim.steptime.rounds import local_times, sync_distribution
 from lionsim.steptime.stragglers import expected_times, max_distribution
@@ -429,14 +430,34 @@ def to_target_columns(r: Resolved, run, p, workers: int, run_of) -> dict:
     def seconds(n: float) -> float:
         return priced[n]["run_s"] if math.isfinite(n) else math.nan
 
+    phases = priced[at.steps]["run_phases"] if math.isfinite(at.steps) else ""
     return {"steps_to_target": at.steps, "time_to_target_s": seconds(at.steps),
             "time_to_target_lo_s": seconds(at.lo), "time_to_target_hi_s": seconds(at.hi),
             "steps_to_target_lo": at.lo, "steps_to_target_hi": at.hi,
-            "to_target_phases": priced[at.steps]["run_phases"] if math.isfinite(at.steps) else "",
+            "to_target_phases": phases,
             "to_target_ratio": at.ratio, "to_target_per_doubling": at.per_doubling,
-            "to_target_match": at.match, "to_target_how": at.how, "to_target_note": at.note,
+            "to_target_match": at.match, "to_target_how": at.how,
+            "to_target_note": "; ".join(filter(None, [at.note, warmup_only_note(
+                phases, at.steps, [c.steps for c in conv.by_label.get(at.match, [])], p.strategy)])),
             "to_target_beyond": at.beyond, "to_target_basis": basis(r),
             **conv.source_columns()}
+
+
+def warmup_only_note(phases: str, steps: float, trained: list[float], strategy) -> str:
+    """Where the time to target is a warm-up's (Strategy.phase WARMUP), not the method's, which: the
+    trained run reached the target inside its warm-up in every cell (`trained`: its steps to target
+    there), so its ratio is the warm-up's convergence; or every step priced here (`phases`, "warm-up
+    15") is a warm-up step. "" otherwise. A 1-bit Adam that reaches the target in its fp32 start
+    would read as a win of its compression."""
+    reached = [s for s in trained if math.isfinite(s)]
+    if reached and strategy.phase(int(max(reached))).startswith(WARMUP):
+        return (f"it reached the target inside its warm-up in the trained run (by step {max(reached):,.0f}), "
+                "so its ratio is the warm-up's convergence, not the method's; train it to a lower loss "
+                "(--target-loss) or with a shorter warm-up to measure the method")
+    if not phases or any(not part.startswith(WARMUP + " ") for part in phases.split("; ")):
+        return ""
+    return (f"all {steps:,.0f} of its steps to target are its warm-up's, so this is the warm-up's time, not "
+            "the method's; --tokens or --steps prices a run past it")
 
 
 def basis(r: Resolved) -> str:

@@ -37,7 +37,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.optim.steps import MOMENTUM, ONEBIT_ADAM_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.core.base import NEVER, STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.base import NEVER, STRATEGIES, WARMUP, Hyper, Strategy
 from lionsim.strategies.core.form import RUN, SETS_WARMUP, option
 from lionsim.strategies.core.options import step_count
 from lionsim.timing import Clock
@@ -99,7 +99,7 @@ class OneBitAdam(Strategy):
         return self.steps <= self.freeze_steps
 
     def phase(self, step: int) -> str:
-        return "warm-up" if step <= self.freeze_steps else "compressed"
+        return WARMUP if step <= self.freeze_steps else "compressed"
 
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         return PayloadSpec(kind="dense", numel=steady.numel) if step <= self.freeze_steps else steady

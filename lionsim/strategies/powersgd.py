@@ -37,7 +37,7 @@ import dataclasses
 
 from lionsim.optim.steps import ADAMW, INNER_STEPS
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.core.base import NEVER, STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.base import NEVER, STRATEGIES, WARMUP, Hyper, Strategy
 from lionsim.strategies.core.capped import capped_line
 from lionsim.strategies.core.form import PAST_WARMUP, RUN, SETS_WARMUP, integer, option
 from lionsim.strategies.core.inner import InnerOptimizer
@@ -148,7 +148,7 @@ class PowerSGD(Strategy):
         return self.steps <= self.warmup
 
     def phase(self, step: int) -> str:
-        return "warm-up" if step <= self.warmup else "compressed"
+        return WARMUP if step <= self.warmup else "compressed"
 
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         return PayloadSpec(kind="dense", numel=steady.numel) if step <= self.warmup else steady

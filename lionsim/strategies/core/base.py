@@ -37,6 +37,9 @@ from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, TRANSPORTS, Payload, PayloadSpec
 
+WARMUP = "warm-up"
+"""Strategy.phase of a step that trains as another method before the strategy's own (a full-precision
+start): a time to target made of such steps alone is its warm-up's, which estimate says."""
 NEVER = sys.maxsize
 """Strategy.next_change where what a step does never changes again: a step no run reaches."""
 
