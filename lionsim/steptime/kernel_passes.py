@@ -9,7 +9,9 @@ as their modules declare it (lionsim.compute.kernel_ops):
     decode = the transport's unpacking kernels (TransportBytes.unpack_ops)
     update = the strategy's update step, reading the aggregate as the decode leaves it, and its
              other kernels (update_ops); a momentum sync's copy (float-pass)
-    a local step (local SGD, DiLoCo between syncs) = the rule step alone
+    a local step (local SGD, DiLoCo between syncs) = the rule step alone, as the update
+    a sync step of a strategy that takes local steps: its rule step (the inner optimizer's) is
+             the update's, not the encode's, as training books it (LocalSteps.inner_step)
 
 Each kernel takes its bytes x params / its row's GBps on the device's rows of
 lionsim.compute.kernel_table; each part takes at least the kernels it launches x the device's
@@ -89,8 +91,10 @@ class KernelCost:
         return getattr(self, part).launches() + (self.sync.kernels if part == "update" else 0)
 
 
-def _ideal_rule(own: StrategyBytes, spec: PayloadSpec) -> tuple[Op, ...]:
-    return (Op(FLOAT, own.rule + payload_bytes(spec), "the rule, as its ideal passes (no kernels declared)"),)
+def _ideal_rule(own: StrategyBytes, spec: PayloadSpec, inner: float = 0.0) -> tuple[Op, ...]:
+    """The rule's ideal passes as one float-pass kernel, less `inner`, a local-step strategy's inner
+    step, which its update books."""
+    return (Op(FLOAT, own.rule - inner + payload_bytes(spec), "the rule, as its ideal passes (no kernels declared)"),)
 
 
 def each_tensor(ops: tuple[Op, ...]) -> tuple[Op, ...]:
@@ -130,8 +134,11 @@ def part_ops(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int
     declared = own.declares_kernels
     per_tensor = bool(tensor_specs)
     codec = each_tensor if per_tensor else (lambda ops: ops)
-    rule = ((own.rule_step.kernels(optimizer, tensors, params) if own.rule_step else ()) + codec(own.rule_ops)
-            if declared else _ideal_rule(own, spec))
+    step = own.rule_step.kernels(optimizer, tensors, params) if declared and own.rule_step else ()
+    # a strategy that takes local steps books its inner step as the update on a sync step too
+    inner = step if local_step_bytes is not None else ()
+    rule = (step if not inner else ()) + codec(own.rule_ops) if declared else \
+        _ideal_rule(own, spec, local_step_bytes or 0.0)
     if local:  # the inner optimizer's step: an update, as training books it (LocalSteps.encode)
         if own.rule_step is not None:
             return (), (), own.rule_step.kernels(optimizer, tensors, params)
@@ -147,10 +154,11 @@ def part_ops(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int
                                       params)
     if declared:
         read = decoded if decoded is not None else aggregate
-        update = (own.update_step.kernels(optimizer, tensors, params, aggregate=read) if own.update_step else ()) \
-            + codec(own.update_ops)
+        update = inner + (own.update_step.kernels(optimizer, tensors, params, aggregate=read) if own.update_step
+                          else ()) + codec(own.update_ops)
     else:
-        update = (Op(FLOAT, own.update + aggregate, "the update, as its ideal passes (no kernels declared)"),)
+        update = (Op(FLOAT, own.update + aggregate + (local_step_bytes or 0.0),
+                     "the update, as its ideal passes (no kernels declared)"),)
     return rule + pack, unpack, update
 
 

@@ -11,6 +11,8 @@ the step template runs them (lionsim.engine):
     decode = the transport's unpacking of what arrived into the aggregate the update reads
     update = the strategy's update (reads the replica and its state, writes them) + one read
              of the aggregate; a vote rule (sign, mean) is applied as the update reads it
+    a strategy that takes local steps (Strategy.local_step_bytes): its inner step is the
+             update's on every step, a sync's too, as training books it (LocalSteps.inner_step)
 
 What each strategy's own rule and update move is declared in its module (Strategy.bytes), each transport's
 packing in its module (Transport.wire_bytes). Parameters, gradients and optimizer state are float32 (4 bytes);
@@ -101,8 +103,12 @@ def pass_bytes(strategy: DeclaresBytes, transport: str, spec: PayloadSpec, worke
     if cls.bytes is None:
         raise LionsimError(no_bytes(cls))
     own = cls.bytes
+    # a strategy that takes local steps books its inner step as the update on a sync step too (as
+    # training does: LocalSteps.inner_step); its rule counts it
+    inner = cls.local_step_bytes or 0.0
+    rule, update = own.rule - inner, own.update + inner
     if workers == 1:
         aggregate = PAYLOAD_KINDS.get(spec.kind).decoded  # its own payload, as the update reads it
-        return PassBytes(encode=own.rule + payload_bytes(spec), decode=0.0, update=own.update + aggregate)
+        return PassBytes(encode=rule + payload_bytes(spec), decode=0.0, update=update + aggregate)
     t = transport_bytes(transport, spec, workers, workers_per_node)
-    return PassBytes(encode=own.rule + payload_bytes(spec) + t.pack, decode=t.unpack, update=own.update + t.aggregate)
+    return PassBytes(encode=rule + payload_bytes(spec) + t.pack, decode=t.unpack, update=update + t.aggregate)
