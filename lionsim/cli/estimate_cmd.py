@@ -206,6 +206,7 @@ def estimate_cmd(
         check_runs(list(strategy or DEFAULT_STRATEGIES), transport, source)
 
     from lionsim.estimate import EstimateConfig, estimate, resolve
+    from lionsim.estimate.config import check_one_worker_buckets
     from lionsim.estimate.need import with_need
     from lionsim.estimate.sweep import run_sweep
     from lionsim.cli.to_target_view import to_target_table
@@ -220,6 +221,7 @@ def estimate_cmd(
     if wanted is not None:
         frame = with_need(frame, plan, wanted)
     swept = run_sweep(cfg, sweep, plan) if sweep is not None else None  # every input checked before anything is written
+    check_one_worker_buckets(cfg.bucket_mb, cfg.workers, swept is not None and swept.sweep.variable == "workers")
     if swept is not None and swept.sweep.note:
         err_console.print(swept.sweep.note, markup=False, highlight=False)
     traced = None

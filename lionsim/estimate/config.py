@@ -402,6 +402,14 @@ def check_buckets(overlap: OverlapConfig, runs: list[RunSpec]) -> None:
                        f"--overlap buckets{other}, or drop --bucket-mb")
 
 
+def check_one_worker_buckets(bucket_mb: float | None, workers: int, swept_workers: bool) -> None:
+    """--bucket-mb with one worker and no sweep over workers is refused, as bench refuses it: one
+    worker exchanges nothing, so no bucket it sizes is ever sent."""
+    if bucket_mb is not None and workers == 1 and not swept_workers:
+        raise LionsimError(f"--bucket-mb {bucket_mb:g} sizes per-bucket exchanges and 1 worker exchanges nothing: "
+                           "give --workers 2 or more (or --sweep workers=...), or drop --bucket-mb")
+
+
 def counted_model(text: str) -> tuple[str, Count]:
     """(canonical spec, count) of `--model FILE.py:FUNC` or `module:FUNC`, built on the meta device."""
     spec = parse_spec(text, "--model")

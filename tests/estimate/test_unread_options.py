@@ -70,6 +70,8 @@ def test_declaration_matches_what_estimate_prices(spec):
     # auto: each run as its reference runs it, and dlion-mavo's exchanges after backward (the bucket did nothing)
     (["-s", "dlion-mavo", "--bucket-mb", "1"], "under --overlap auto none of these runs is (dlion-mavo@int8-allreduce"),
     (["-s", "streaming-diloco", "--bucket-mb", "1"], "give --overlap buckets, or drop --bucket-mb"),
+    (["-s", "adamw", "--bucket-mb", "1", "--workers", "1"], "--bucket-mb 1 sizes per-bucket exchanges and 1 worker "
+                                                            "exchanges nothing"),
 ])
 def test_refused_in_one_line(args, says, capsys):
     code, out, err = run_cli(["estimate", *SMALL, *args], capsys)
@@ -85,6 +87,7 @@ def test_refused_in_one_line(args, says, capsys):
     ["-s", "dlion-mavo@a2a-1bit", "--algorithm", "pairwise"],
     ["-s", "adamw,diloco", "--local-steps", "4"],
     ["-s", "adamw", "--bucket-mb", "1"],  # auto: adamw per bucket
+    ["-s", "adamw", "--bucket-mb", "1", "--workers", "1", "--sweep", "workers=1,8"],  # 8 workers exchange
     ["-s", "adamw", "--seed", "7", "--compute-spread", "lognormal:0.1", "--compute-spread", "slow:2:1.5"],
     # a default stated (scripts and configs that always pass it): changes nothing, so refuses nothing
     ["-s", "adamw", "--momentum-sync", "never"],
