@@ -299,6 +299,23 @@ def _goal_line(frame: pd.DataFrame, goal_median: float, goal_worst: float) -> st
             f"beyond {goal_worst:.0%}: {', '.join(s['beyond']) or 'none'}.")
 
 
+def alike_line(frame: pd.DataFrame, cases: Sequence[Case]) -> str:
+    """Cases lionsim prices to one figure where their sources' figures differ: one prediction
+    checked against several figures, which a reader of the median should know ("" where none)."""
+    groups: dict[tuple[str, float], list[tuple[Case, float]]] = {}
+    for case, row in zip(cases, frame.itertuples(index=False)):
+        if row.lionsim == row.lionsim:  # NaN: nothing priced
+            groups.setdefault((case.quantity, round(float(row.lionsim), 9)), []).append((case, float(row.lionsim)))
+    alike = [g for g in groups.values() if len(g) > 1 and len({c.published for c, _ in g}) > 1]
+    if not alike:
+        return ""
+    said = "; ".join(f"{', '.join(c.key for c, _ in g)} ({_figure(g[0][1], g[0][0].quantity)}; published "
+                     f"{', '.join(_figure(c.published, c.quantity) for c, _ in g)})" for g in alike)
+    return (f"Priced alike where the sources' figures differ: {said}. lionsim's model reads nothing here that "
+            "tells these configurations apart (--case KEY says what prices each), so each group is one "
+            "prediction checked against several figures.")
+
+
 def _why(keys: list[str], reason: str, beyond: float, goal_median: float) -> str:
     which = "the median goal" if beyond == goal_median else "the worst goal"
     return f"Beyond {beyond:.0%} ({which}), why {', '.join(keys)} {'misses' if len(keys) == 1 else 'miss'}: {reason}"
@@ -320,6 +337,8 @@ def markdown_table(frame: pd.DataFrame, cases: tuple[Case, ...] = CASES, goal_me
                      f"{_figure(case.published, case.quantity)} | {_figure(row.lionsim, case.quantity)} | "
                      f"{_error(case, row, beyond)} | `{case.shell}` |")
     lines += ["", *textwrap.wrap(_goal_line(frame, goal_median, goal_worst), 100)]
+    if alike := alike_line(frame, cases):
+        lines += ["", *textwrap.wrap(alike, 100)]
     for keys, reason in explained(frame, cases, beyond):
         lines += ["", *textwrap.wrap(_why(keys, reason, beyond, goal_median), 100)]
     return "\n".join(lines)
@@ -335,6 +354,8 @@ def compact(frame: pd.DataFrame, cases: tuple[Case, ...] = CASES, goal_median: f
     lines = terminal.table(("case", "quantity", "published", "lionsim", "error"), rows, columns,
                            right=(False, False, True, True, False))
     lines += ["", *terminal.prose(_goal_line(frame, goal_median, goal_worst), columns)]
+    if alike := alike_line(frame, cases):
+        lines += ["", *terminal.prose(alike, columns)]
     for keys, reason in explained(frame, cases, beyond):
         lines += ["", *terminal.prose(_why(keys, reason, beyond, goal_median), columns)]
     lines += ["", *terminal.prose("Each case's source, configuration and command: --case KEY, or --markdown for "

@@ -39,6 +39,7 @@ import math
 import sys
 
 from lionsim.compute.devices import DEVICES
+from lionsim.network.libraries import HOST_CORE_GBPS
 from lionsim.published import grace, grace_fit
 from lionsim.published import terminal
 from lionsim.published.cases import (Case, Finding, _run, compact, findings_markdown, markdown_table, record,
@@ -445,6 +446,10 @@ def _grace_topk_figures(link: str):
     return figures
 
 
+_GRACE_LINK = (
+    " The link does not set lionsim's step here: Horovod over MPI on TCP (`--traits mpi`) is priced at one host "
+    f"core's {HOST_CORE_GBPS} GB/s a rank, under both the 10 and the 25 Gb/s link, so lionsim prices its 10 and 25 "
+    "Gb/s cases alike where the release's differ by a few percent (the faster link helped it a little).")
 _MISS_GRACE_TOPK = (
     "{dense}; its top-k step, {step} s, is {gap} s {side} the release's ({run}). The sort is priced: GRACE's "
     "TopKCompressor (grace_dl/tensorflow/compressor/topk.py at fd3a7f4) runs tf.math.top_k on each flattened "
@@ -462,7 +467,7 @@ _MISS_GRACE_TOPK = (
     "dense passes and about 4N + 1 kernels a tensor ({loop}), which the cases price as grace-allgather, "
     "{decode} s a step to decode. A check that fed no price: {check}. What is left: {rest}; lionsim runs each "
     "tensor's exchange beside the codec work of the others, which the release does not say GRACE does (`codec "
-    "overlap`).")
+    "overlap`)." + _GRACE_LINK)
 _POWERSGD_METHOD = {m.grace: m for m in grace.METHODS}["powersgd rank 1 (memory)"]  # GRACE's label, not a lionsim name
 (_UB_ID, _UB_IPS), = _POWERSGD_METHOD.upper_bound
 _QR = ("The QR is priced: TensorFlow 1.15 registers tf.linalg.qr's GPU kernel as its CPU one with every input and "
@@ -484,11 +489,11 @@ _QR_LEFT = ("What is left: lionsim's step, {step} s, is its compute, {compute} s
             "not say (`codec overlap`); the orthogonalize row takes lionsim's schedule as given.")
 _MISS_GRACE_POWERSGD_10G = (
     "{dense}; its PowerSGD step, {step} s, is {gap} s {side} the release's ({run}). The exchange is priced on GRACE's "
-    "bytes (the resnet50-tf preset: 15.9M floats a step). " + _QR + " " + _QR_LEFT)
+    "bytes (the resnet50-tf preset: 15.9M floats a step). " + _QR + " " + _QR_LEFT + _GRACE_LINK)
 _MISS_GRACE_POWERSGD_25G = (
     "{dense}; its PowerSGD step, {step} s, is {gap} s {side} the release's ({run}; the release holds no upper-bound "
     "run at {rate}). The exchange is priced on GRACE's bytes (the resnet50-tf preset: 15.9M floats a step). " + _QR
-    + " " + _QR_LEFT)
+    + " " + _QR_LEFT + _GRACE_LINK)
 GRACE_THROUGHPUT_4W: dict[str, tuple[str, float]] = {
     "none": ("vqhj3top0", 1163.132), "powersgd": ("hvsrw9ms0", 922.1208), "topk": ("jmz908xc0", 788.796),
 }

@@ -5,10 +5,12 @@ steps ran on different libraries reads its ratio across its two commands."""
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from lionsim.published import cases as published, compressed as pc
@@ -181,3 +183,19 @@ def test_the_second_hold_out_prints_itself_priced_both_ways(capsys):
     out = " ".join(capsys.readouterr().out.split())
     ring = published.summary(published.results(tuple(pc.ringed(c) for c in pc.SECOND_HOLDOUT_CASES)))
     assert f"median |error| {ring['median']:.1%}, worst {ring['worst']:.1%}" in out
+
+
+def test_cases_priced_alike_where_their_sources_differ_are_said_to_be_one_prediction():
+    from lionsim.published.cases import Case, alike_line
+
+    def case(key, published, quantity="step ratio, x / y"):
+        return Case(key=key, source="s", config="c", quantity=quantity, published=published, command=("estimate",),
+                    read="step_ratio")
+
+    cases = (case("a-10g", 1.227), case("a-25g", 1.272), case("b", 0.5), case("c-same", 0.5), case("d", 2.0))
+    frame = pd.DataFrame({"lionsim": [1.106, 1.106, 0.7, 0.7, math.nan]})
+    said = alike_line(frame, cases)
+    # a and its twin differ in the source and not here; b and c agree in both (nothing to say); d is unpriced
+    groups = said.split(": ", 1)[1].split(". lionsim's model", 1)[0]
+    assert groups == "a-10g, a-25g (1.106; published 1.227, 1.272)", said
+    assert alike_line(pd.DataFrame({"lionsim": [1.0, 1.1]}), cases[:2]) == ""
