@@ -138,5 +138,12 @@ class CellStore:
         return float(read_json(self.cells / cell_id / META_FILE)["runs"][0]["lr"])
 
     def steps(self, cell_id: str) -> pd.DataFrame:
-        """A finished cell's steps.csv, read back exactly (the same frame on a fresh or resumed run)."""
-        return read_csv(self.cells / cell_id / STEPS_FILE, STEP_COLUMNS)
+        """A finished cell's steps.csv, read back exactly (the same frame on a fresh or resumed run). A
+        bad one names its cell and the way out: the sweep's rerun skips a finished cell, so rerunning
+        alone would read the same file again."""
+        try:
+            return read_csv(self.cells / cell_id / STEPS_FILE, STEP_COLUMNS)
+        except LionsimError as e:
+            said = str(e).removesuffix("; rerun the command that wrote it")
+            raise LionsimError(f"{said}; delete {self.cells / cell_id} and rerun the sweep, which trains that "
+                               "cell again") from None

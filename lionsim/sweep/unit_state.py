@@ -51,5 +51,10 @@ def kept(root: Path, key: str, plan: BenchPlan) -> RunCheckpoint | None:
 
 
 def drop(root: Path, key: str) -> None:
-    """The unit finished (its cells are published): its state is no longer needed."""
+    """The unit finished (its cells are published): its state is no longer needed, nor the folder
+    of the states once it holds none (a finished sweep leaves no empty .units behind)."""
     shutil.rmtree(unit_dir(root, key), ignore_errors=True)
+    try:
+        (Path(root) / UNITS_DIR).rmdir()  # only when empty: another unit's state stays
+    except OSError:
+        pass

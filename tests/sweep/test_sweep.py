@@ -632,7 +632,7 @@ def test_ctrl_c_keeps_the_unit_under_ways_steps_and_the_rerun_continues_it(jobs,
         assert [p.name for p in kept] == sent
     code, _, err = sweep(capsys, out)
     assert code == 0, err
-    assert not (out / ".units").exists() or not list((out / ".units").iterdir())
+    assert not (out / ".units").exists()  # the states went, and their folder with them
     resumed = [json.loads(p.read_text()).get("resumed") for p in sorted(out.glob("cells/*/run.json"))]
     if jobs == "1":  # the stopped unit's two cells (one per network) continued from step 3
         assert sorted(r[0]["from_step"] for r in resumed if r) == [3, 3]
