@@ -60,7 +60,8 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class PricedCall:
-    """One collective with its modelled time and the algorithm that priced it."""
+    """One collective with its modelled time and the algorithm that priced it ("ring/simple": with
+    NCCL's protocol where its tuning model chose one, as estimate.csv's algorithm column says)."""
 
     call: CollectiveCall
     time_s: float
@@ -80,7 +81,7 @@ def priced_calls(calls: Sequence[CollectiveCall], workers: int, network: Network
     out = []
     for call in calls:
         cost = price_call(call, workers, network, algorithm)
-        out.append(PricedCall(call, cost.time_s, cost.algorithm, cost.staging_s))
+        out.append(PricedCall(call, cost.time_s, cost.label, cost.staging_s))
     return out
 
 
