@@ -149,10 +149,12 @@ CASES: tuple[Case, ...] = (
         source="Distributed Lion (Liu et al., NeurIPS 2024), the authors' timing table in their OpenReview "
                "response: comm 132 ms (AdamW) vs 61 ms (D-Lion MaVo, int8 all-reduce)",
         config="3B transformer, 64 A100 40GB, batch 1 x 1K tokens per GPU; the cluster's links are not "
-               "stated: DGX A100 nodes assumed (both rows alike, so the ratio barely depends on it)",
+               "stated: 8 nodes of 8 A100 on NVLink3 with 4 HDR-200 NICs a node assumed (a100x8-4hdr, as "
+               "docs/time-model.md's worked example: its AdamW all-reduce takes 125 ms against the paper's 132; "
+               "both rows alike, so the ratio barely depends on it)",
         quantity="comm ratio, D-Lion / AdamW", published=61.0 / 132.0,
         command=("estimate", "--params", "3e9", "--tokens-per-worker", "1024", "--workers", "64", "--network",
-                 "dgx-a100", "--device", "a100", "--overlap", "none", "-s", "adamw@bf16-allreduce", "-s",
+                 "a100x8-4hdr", "--device", "a100", "--overlap", "none", "-s", "adamw@bf16-allreduce", "-s",
                  "dlion-mavo@int8-allreduce", "--format", "csv"),
         read="comm_ratio",
     ),
