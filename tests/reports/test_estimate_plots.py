@@ -69,7 +69,8 @@ def test_to_target_keeps_to_the_swept_range_shades_the_measured_part_of_it_and_s
     labels = figures["to_target"].axes[0].get_legend_handles_labels()[1]
     assert ("measured: 4-32 workers" if first < 32 else "measured: 4-32 workers (off the axis)") in labels
     beyond = [n for n in (first, last) if n > 32]
-    assert (f"Extrapolated beyond the measured 4-32 workers: the figures at {', '.join(map(str, beyond))} workers"
+    figures_at = "the figures at" if len(beyond) > 1 else "the figure at"
+    assert (f"Extrapolated beyond the measured 4-32 workers: {figures_at} {', '.join(map(str, beyond))} workers"
             in captions[-1])
 
 
