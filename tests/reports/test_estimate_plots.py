@@ -319,3 +319,25 @@ def test_to_target_says_what_its_whiskers_are(tmp_path, monkeypatch):
     caption = " ".join(banded._supxlabel.get_text().split())
     assert "Whiskers: the band, steps to target with each fit one residual standard deviation" in caption
     assert "Whiskers" not in bare._supxlabel.get_text()
+
+
+@pytest.mark.parametrize("swept, between", [("8,16,64,256", True), ("8,16,64", False)])
+def test_a_workers_sweep_says_its_speedup_line_runs_through_a_crossovers_counts(swept, between, tmp_path,
+                                                                                 monkeypatch):
+    """int8-allreduce sends int32 from 128 workers: the speedup's line drops between 64 and 256 where the
+    step-time line, through the swept counts alone, does not; the axis says why the two differ."""
+    figures = {}
+    monkeypatch.setattr(estimate_plots, "save", lambda fig, path: figures.update({Path(path).stem: fig}) or [])
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--model", "gpt2-1.3b", "--tokens-per-worker", "8192", "--network", "h100x8-100gbe",
+              "--sweep", f"workers={swept}", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo",
+              "--out", str(tmp_path / "est")])
+    assert done.value.code == 0
+    bottom = figures["sweep"].axes[1]
+    crossings = pd.read_csv(tmp_path / "est" / "crossover.csv")
+    assert crossings["crossover"].notna().any() == between
+    says = "the speedup's line also runs through the counts priced either side of a crossover"
+    assert (says in bottom.get_xlabel()) == between
+    line = next(l for l in bottom.get_lines() if l.get_linestyle() == "-" and len(l.get_xdata()) > len(swept.split(",")))\
+        if between else None
+    assert line is None or {120, 128} <= set(line.get_xdata())  # the counts either side of the crossover

@@ -116,7 +116,12 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     log = speedup_axis(bottom, frame["speedup"])  # 90x and 0.9x apart: a linear axis flattened the latter
     top.set_ylabel(f"step time ({unit}, log scale)")
     bottom.set_ylabel(speedup_label("speedup", run_name(*baseline.split("@", 1), rounds), log, fig))  # folded to its panel's height
-    bottom.set_xlabel("workers (log scale)" if variable == "workers" else axis_label(efficiency_of(frame))
+    # a workers sweep's speedup line runs through the counts priced either side of each crossover (a
+    # step that jumps there, int8's int32 from 128 workers, shows in it), the step times join the swept ones
+    between = variable == "workers" and crossings["crossover"].notna().any()
+    bottom.set_xlabel("workers (log scale)" + ("\nmarkers: the swept counts; the speedup's line also runs through the "
+                                               "counts priced either side of a crossover" if between else "")
+                      if variable == "workers" else axis_label(efficiency_of(frame))
                       + "\nmarkers: the priced points; lines: linear in 1 / bandwidth between them")
     legend_below(fig, top.get_legend_handles_labels()[0])
     return save(fig, Path(path))
