@@ -28,7 +28,7 @@ from lionsim.backends import ProcessGroupComm
 from lionsim.errors import LionsimError
 from lionsim.group.env import Rendezvous
 from lionsim.group.hosts import gather_hosts
-from lionsim.group.join import check_backend, check_same, join
+from lionsim.group.join import check_backend, check_same, join, leave
 from lionsim.group.quiet import library_words
 from lionsim.launch.journal import StepJournal, finalize
 from lionsim.measure.calibrate import calibrate
@@ -121,7 +121,7 @@ def run_rank(plan: BenchPlan, out: Path, rv: Rendezvous, *,
                 results = Results(runner, network=network, calibration=errors, hosts=hosts)
         return _train(runner, results, keeping, rv.rank, progress, where, publish_failures, stop, own_signals)
     finally:
-        dist.destroy_process_group()
+        leave()
 
 
 def agree_on_resume(kept, device: torch.device) -> None:

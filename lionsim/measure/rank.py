@@ -23,7 +23,7 @@ import torch.distributed as dist
 from lionsim.backends.timed import time_call
 from lionsim.errors import LionsimError
 from lionsim.group.env import Rendezvous
-from lionsim.group.join import check_same, join
+from lionsim.group.join import check_same, join, leave
 from lionsim.group.hosts import gather_hosts
 from lionsim.measure.config import MeasureConfig
 from lionsim.measure.ops import prepare, sized
@@ -88,7 +88,7 @@ def measure_in_group(cfg: MeasureConfig, rv, iface: str | None = None) -> tuple[
         sweep(cfg, device, points.append)
         dist.barrier()  # gloo: no rank tears the group down while a peer still uses it
     finally:
-        dist.destroy_process_group()
+        leave()
     return (points, hosts) if rv.rank == 0 else None
 
 
@@ -110,7 +110,7 @@ def rank_main(rank: int, cfg: MeasureConfig, port: int, messages) -> None:
                   lambda: messages.put(("beat", rank)) if rank == 0 else None)
             dist.barrier()  # gloo: no rank tears the group down while a peer still uses it
         finally:
-            dist.destroy_process_group()
+            leave()
     except LionsimError as e:
         messages.put(("error", rank, 2, str(e)))
         sys.exit(2)

@@ -48,7 +48,7 @@ def _rank(rank: int, cfg: TransportConfig, port: int, messages) -> None:
     from lionsim.aggregators import VOTE_RULES
     from lionsim.backends import ProcessGroupComm
     from lionsim.group.env import Rendezvous
-    from lionsim.group.join import join
+    from lionsim.group.join import join, leave
     from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 
     torch.set_num_threads(1)
@@ -76,7 +76,7 @@ def _rank(rank: int, cfg: TransportConfig, port: int, messages) -> None:
         slowest = torch.tensor(rows[cfg.warmup:], dtype=torch.float64)
         dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
         results[name] = slowest.tolist()
-    dist.destroy_process_group()
+    leave()
     if rank == 0:
         messages.put(("done", results))
 

@@ -19,6 +19,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from lionsim.group.join import leave
 from lionsim.optim import DistributedLion
 from lionsim.transports import TRANSPORTS
 
@@ -82,7 +83,7 @@ def main(out_dir: str) -> None:
     results = {(m, t, v): train(m, t, v, rank) for m, t, v in CASES}
     torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
     dist.barrier()  # gloo: no rank tears the group down while a peer still uses it
-    dist.destroy_process_group()
+    leave()  # a pause first: the teardown races a peer still finishing the barrier
 
 
 if __name__ == "__main__":
