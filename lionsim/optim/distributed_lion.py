@@ -34,6 +34,8 @@ cross-node subgroups are created on the first step, on every rank together.
 
 from __future__ import annotations
 
+import hashlib
+import math
 import os
 from itertools import accumulate
 
@@ -71,17 +73,50 @@ class PlacedVote(MajorityVote):
         return super().result(vote_sum, workers, voted, self.place[where.clamp(max=self.place.numel() - 1)])
 
 
+WHOLE_OPTIMIZER = ("vote", "transport", "process_group", "tie", "tie_seed", "workers_per_node")
+"""Options of the whole optimizer (one collective a group, the same on every rank), refused in a
+parameter group, where they would be ignored."""
+
+
+def _real(value, ok) -> bool:
+    """Whether `value` is a real number (not a bool, not a string) that `ok` accepts."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and ok(float(value))
+
+
+def check_hyper(group: dict, where: str = "") -> None:
+    """lr, betas and weight_decay of the defaults or of one parameter group (`where`: " in
+    parameter group 2"), each refused naming the value and what is accepted."""
+    betas = group["betas"]
+    bad = [("learning rate", group["lr"], "a finite number > 0",
+            _real(group["lr"], lambda v: 0 < v < float("inf"))),
+           ("weight_decay", group["weight_decay"], "a finite number >= 0",
+            _real(group["weight_decay"], lambda v: 0 <= v < float("inf"))),
+           ("betas", betas, "two numbers (beta1, beta2), each in [0, 1)",
+            isinstance(betas, (tuple, list)) and len(betas) == 2 and all(_real(b, lambda v: 0 <= v < 1) for b in betas))]
+    for name, value, accepted, ok in bad:
+        if not ok:
+            raise ValueError(f"invalid {name} {value!r}{where}; accepted: {accepted}")
+    whole = [key for key in WHOLE_OPTIMIZER if key in group]
+    if whole:
+        raise ValueError(f"{', '.join(whole)}{where} is the whole optimizer's option, not a parameter group's "
+                         "(every group's votes go through one transport): give it to DistributedLion(...)")
+
+
 class DistributedLion(Optimizer):
+    """Distributed Lion over torch.distributed (module doc): each rank sends the sign of its local
+    Lion update through `transport` and applies the vote (`vote="mavo"`) or mean (`"avg"`) of all
+    ranks', so replicas stay identical. lr, betas and weight_decay may differ by parameter group;
+    vote, transport, tie and the process group are the whole optimizer's. Every rank must hold the
+    same parameters in the same groups (checked on the first step)."""
+
     def __init__(self, params, lr: float = 1e-4, betas: tuple[float, float] = (0.9, 0.99),
                  weight_decay: float = 0.0, vote: str = "mavo", transport: str = "int8-allreduce",
                  process_group: dist.ProcessGroup | None = None, tie: str = "zero", tie_seed: int = 0,
                  workers_per_node: int | None = None) -> None:
-        if not lr > 0 or lr == float("inf"):  # also catches NaN
-            raise ValueError(f"invalid learning rate {lr}; accepted: a finite number > 0")
-        if not weight_decay >= 0 or weight_decay == float("inf"):
-            raise ValueError(f"invalid weight_decay {weight_decay}; accepted: a finite number >= 0")
-        if not all(0.0 <= b < 1.0 for b in betas):
-            raise ValueError(f"invalid betas {betas}")
+        check_hyper(dict(lr=lr, betas=betas, weight_decay=weight_decay))
+        if process_group is not None and not isinstance(process_group, dist.ProcessGroup):
+            raise ValueError(f"invalid process_group {process_group!r}; accepted: a torch.distributed.ProcessGroup "
+                             "(dist.new_group(...)), or None for the default group")
         self.rule = VOTE_RULES.get(vote)()
         self.tie, self.tie_seed = check_tie(tie), tie_seed
         self.transport = TRANSPORTS.get(transport)()
@@ -96,7 +131,14 @@ class DistributedLion(Optimizer):
         self.workers_per_node = workers_per_node
         self.process_group = process_group
         self._comm: ProcessGroupComm | None = None
-        super().__init__(params, dict(lr=lr, betas=betas, weight_decay=weight_decay))
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay))
+
+    def add_param_group(self, param_group: dict) -> None:
+        """torch's, then the group's lr, betas and weight_decay checked as the defaults are."""
+        super().add_param_group(param_group)
+        index = len(self.param_groups) - 1
+        own = any(key in param_group for key in ("lr", "betas", "weight_decay", *WHOLE_OPTIMIZER))
+        check_hyper(self.param_groups[index], f" in parameter group {index}" if own else "")
 
     def world_size(self) -> int:
         if self.process_group is None and not (dist.is_available() and dist.is_initialized()):
@@ -120,6 +162,7 @@ class DistributedLion(Optimizer):
         if self._comm is None:  # one communicator, so node subgroups are created once
             # The optimizer measures nothing: no aligning barrier (and its timing log is cleared each step).
             self._comm = ProcessGroupComm(self.process_group, align=False, workers_per_node=self.workers_per_node)
+            self._check_same_parameters(self._comm)
         comm = self._comm
         used = self._used_on_any_rank(comm)
         places = self._places()
@@ -130,6 +173,20 @@ class DistributedLion(Optimizer):
             if params:  # the same list on every rank, so every rank calls the same collectives
                 self._vote_step(group, params, comm, workers, places)
         return loss
+
+    def _check_same_parameters(self, comm: ProcessGroupComm) -> None:
+        """Every rank holds the same groups of parameters of the same shapes, or every rank raises
+        (one MAX and one MIN all-reduce of a digest, on the first step): otherwise the ranks' payloads
+        differ in size and gloo aborts the process ("Received data size doesn't match expected size")."""
+        shapes = [[tuple(p.shape) for p in group["params"]] for group in self.param_groups]
+        digest = int.from_bytes(hashlib.sha256(repr(shapes).encode()).digest()[:7], "big")
+        mine = torch.tensor([digest], dtype=torch.int64)
+        most, least = comm.max_over_ranks(mine), -comm.max_over_ranks(-mine)
+        if int(most) != int(least):
+            sizes = ", ".join(f"group {i}: {len(s)} tensors, {sum(math.prod(t) for t in s):,} parameters"
+                              for i, s in enumerate(shapes))
+            raise LionsimError(f"the ranks hold different parameters ({sizes} on rank {comm.rank}): every rank must "
+                               "build the same model and the same parameter groups, in the same order")
 
     def _places(self) -> dict[Tensor, int]:
         """Each parameter's offset in the flat concatenation of every group's parameters."""
