@@ -82,9 +82,11 @@ per-channel caps (perCh*Bws: per GPU generation and channel count) and the singl
 (per GPU generation), the graph's extra inter-node latency (latencyInter, 0 on plain InfiniBand),
 CollNet and NVLS across nodes, which needs it (SHARP in the InfiniBand switches: set --traits ideal
 for the cheapest hierarchical plan, which it approaches), PAT (one GPU per node only, all-gather /
-reduce-scatter). LL128 is taken as enabled where the fabric allows it (NCCL's default on Hopper
-and Blackwell); an all-to-all is point-to-point sends, no tuning model (lionsim's own plans
-price it).
+reduce-scatter). LL128 is taken as enabled where the fabric allows it and the GPUs of a node
+share NVLink, as NCCL enables it by default (src/graph/tuning.cc: typeIntra <= PATH_NVB, on
+Volta, Ampere, Hopper and Blackwell; on PCIe nodes it is off: "Other cases are not tested and may
+cause silent data corruption"); the GPU generation is not checked (a device preset or file states
+none). An all-to-all is point-to-point sends, no tuning model (lionsim's own plans price it).
 """
 
 from __future__ import annotations
@@ -329,8 +331,8 @@ def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, 
         if algorithm == "tree" and op != "all_reduce":
             continue
         for i, protocol in enumerate(PROTOCOLS):
-            if protocol not in fabric.protocols:
-                continue
+            if protocol not in fabric.protocols or (protocol == "ll128" and ppn > 1 and intra_hw != "nvlink"):
+                continue  # NCCL enables LL128 only where a node's GPUs share NVLink (module doc)
             intra_us = HW_LATENCY_US[intra_hw][algorithm][i]
             net_us = HW_LATENCY_US["net"]["tree" if ppn == 1 else algorithm][i]
             if nodes == 1:
