@@ -118,7 +118,8 @@ def estimate(cfg: EstimateConfig, r: Resolved | None = None) -> pd.DataFrame:
                                            int(leanest["memory_bytes"]))
     if activations := activation_note(r, states):
         notes.append(activations)  # the batch's activations with the state outgrow the device: priced all the same
-    if sample := default_sample_note(cfg.tokens_per_worker is not None, cfg.model, r.flops_per_unit is not None):
+    if sample := default_sample_note(cfg.tokens_per_worker is not None, cfg.model, r.flops_per_unit is not None,
+                                     r.tokens_per_worker):
         notes.append(sample)  # one image a worker: the speedups are an upper end
     out.attrs["tokens_line"] = tokens_default_line(cfg.tokens_per_worker is not None,
                                                    cfg.tokens is not None or cfg.from_run is not None,

@@ -1,7 +1,7 @@
 """The caption's line where an image model took lionsim's default of one image a worker.
 
 Without --tokens-per-worker an estimate prices one sample a worker: a decoder's sequence, a ViT's or
-a counted model's image. One image is no trainer's batch: data-parallel image training runs tens a
+a counted preset's image (a model of your own, --model FILE.py:FUNC, its example input's batch). One image is no trainer's batch: data-parallel image training runs tens a
 GPU (Goyal et al. 2017, "Accurate, Large Minibatch SGD", arXiv 1706.02677: 32 images a GPU for
 ResNet-50 on ImageNet; tf_cnn_benchmarks' default for resnet50 is 64), and a step's compute grows
 with them while its exchange does not, so one image overstates every compressed run's speedup.
@@ -15,17 +15,22 @@ GOYAL_IMAGES = 32
 """Images a GPU in Goyal et al. 2017 (ResNet-50 on ImageNet, 8 to 256 GPUs): the example the line gives."""
 
 
-def default_sample_note(tokens_given: bool, model: object, counted: bool) -> str:
+def default_sample_note(tokens_given: bool, model: object, counted: bool, samples: int = 1) -> str:
     """The line where an image model (a ViT preset, or a counted model: `counted`) took the default
-    one image a worker (`tokens_given` False); "" otherwise."""
+    of one sample a worker (`tokens_given` False); "" otherwise. A counted model's default is its
+    example input's batch (`samples`): a model of your own whose example holds several is priced at
+    them, and nothing is said; its samples are "samples" (lionsim cannot tell an image from a
+    sequence there), a preset's (resnet*) "images"."""
     from lionsim.compute.models import MODELS, ViTShape
 
-    vit = isinstance(model, str) and model in MODELS and isinstance(MODELS.get(model), ViTShape)
-    if tokens_given or not (counted or vit):
+    preset = isinstance(model, str) and model in MODELS
+    vit = preset and isinstance(MODELS.get(model), ViTShape)
+    if tokens_given or not (counted or vit) or (counted and samples != 1):
         return ""
+    noun = "image" if preset else "sample"
     per_image = "" if counted else f": {MODELS.get(model).tokens_per_sample} an image"
-    option = f"--tokens-per-worker N ({'images' if counted else 'tokens'} a worker{per_image})"
-    return (f"1 image a worker, lionsim's default of one sample: data-parallel trainers run tens (Goyal et al. "
+    option = f"--tokens-per-worker N ({noun + 's' if counted else 'tokens'} a worker{per_image})"
+    return (f"1 {noun} a worker, lionsim's default of one sample: data-parallel trainers run tens (Goyal et al. "
             f"2017: {GOYAL_IMAGES} a GPU for ResNet-50), which lengthens compute, not the exchange, and lowers every "
             f"compressed run's speedup; {option} sets it.")
 

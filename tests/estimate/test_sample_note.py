@@ -34,3 +34,20 @@ def test_the_line_is_true_more_images_lower_the_compressed_run_s_speedup():
         return float(frame["speedup"].iloc[1])
 
     assert speedup() > speedup(tokens_per_worker=32) > 1  # (resnet18 on an H100 is launch-bound either way)
+
+
+def test_a_model_of_your_own_is_priced_at_its_examples_batch_and_said_only_at_one_sample(tmp_path):
+    """--model FILE.py:FUNC counts samples of its example input's first dimension: 4 sequences are
+    not "1 image"; an example of one sample is "1 sample" (lionsim cannot tell an image there)."""
+    for batch in (4, 1):
+        (tmp_path / f"m{batch}.py").write_text(
+            "import torch\n"
+            "def build():\n"
+            "    model = torch.nn.Sequential(torch.nn.Embedding(100, 16), torch.nn.Linear(16, 100))\n"
+            f"    return model, torch.zeros({batch}, 8, dtype=torch.long)\n")
+        frame = estimate(EstimateConfig(model=f"{tmp_path / f'm{batch}.py'}:build", workers=4, network="10gbe",
+                                        strategies=["sgdm"]))
+        notes = frame.attrs.get("caption_notes", [])
+        assert int(frame["samples_per_worker"].iloc[0]) == batch
+        assert not any("image a worker" in n for n in notes), notes
+        assert any(n.startswith("1 sample a worker") for n in notes) == (batch == 1), notes
