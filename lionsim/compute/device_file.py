@@ -44,11 +44,17 @@ DEVICE_FILE = ("a TOML file with source, memory_TBps, memory_GB and [tflops] bfl
 """What a device file holds, in its refusals."""
 
 
-def get_device(name: str) -> Device:
+def get_device(name: str, option: str = "") -> Device:
     """A preset by name (any case), or a device file's device (a name ending in .toml); an unknown
-    name answered with every preset's name (devices.unknown_device)."""
+    name answered with every preset's name (devices.unknown_device). `option`: the option that
+    named a file ("--device"), which a bad file's line begins with, as a bad --network file's does."""
     if is_device_file(name):
-        return load_device(name)
+        try:
+            return load_device(name)
+        except LionsimError as e:
+            if not option:
+                raise
+            raise LionsimError(f"bad {option}: {e}") from None
     if name in DEVICES:
         return DEVICES.get(name)
     raise LionsimError(unknown_device(name))

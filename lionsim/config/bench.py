@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from lionsim.backends import BACKENDS, check_timeout
 from lionsim.backends.scope import SCOPES, acts
 from lionsim.compute import DEVICES, MEASURED, device_library
-from lionsim.compute.device_file import check_profile_device, is_device_file, load_device
+from lionsim.compute.device_file import check_profile_device, get_device, is_device_file
 from lionsim.compute.devices import device_choices
 from lionsim.config.defaults import DEFAULT_STRATEGIES, DEFAULT_WORKLOAD
 from lionsim.errors import LionsimError
@@ -275,7 +275,7 @@ class BenchConfig:
         check_profile_device(self.network, net)  # as estimate and comm: its traits follow the device
         check_workers(self.workers, net.workers_per_node, net.name)  # before --out is looked at
         if self.compute != MEASURED and is_device_file(self.compute):
-            load_device(self.compute)  # a bad file: one line naming it
+            get_device(self.compute, "--compute")  # a bad file: one line naming it and the option
         elif self.compute != MEASURED and self.compute not in DEVICES:
             near = did_you_mean(self.compute, [MEASURED, *DEVICES.names()])
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED}, a device: {device_choices()}, "

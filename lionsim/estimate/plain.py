@@ -198,7 +198,7 @@ def check_plain(cfg, sweep: str | None = None) -> ComputeSpread | None:
         check_seed(cfg.seed)
     check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), *fewest_workers(workers, sweep))
     if cfg.device is not None:
-        get_device(cfg.device)  # an unknown name fails with the sorted list
+        get_device(cfg.device, "--device")  # an unknown name fails with the sorted list, a bad file naming it
     return check_forms(cfg, workers)
 
 

@@ -106,9 +106,11 @@ def test_a_bad_file_is_one_line_naming_it(tmp_path, text, says):
 
 def test_estimate_and_bench_refuse_a_bad_file_in_one_line_exit_2(tmp_path, capsys):
     missing = tmp_path / "none.toml"
-    for args in (["estimate", "--device", missing, "--params", "1e8", "--tokens-per-worker", "1000"],
-                 ["bench", "--compute", missing, "--out", tmp_path / "run"]):
-        one_line_exit_2(args, capsys, f"device file not found: {missing}")
+    for option, args in (("--device", ["estimate", "--device", missing, "--params", "1e8", "--tokens-per-worker",
+                                       "1000"]),
+                         ("--compute", ["bench", "--compute", missing, "--out", tmp_path / "run"])):
+        err = one_line_exit_2(args, capsys, f"device file not found: {missing}")
+        assert err.startswith(f"error: bad {option}: "), err  # the option that named it, as --network's
     assert not (tmp_path / "run").exists()
     one_line_exit_2(["estimate", "--device", "a6000", "--params", "1e8", "--tokens-per-worker", "1000"], capsys,
                     "or a device file FILE.toml")
