@@ -134,11 +134,12 @@ class DistributedLion(Optimizer):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay))
 
     def add_param_group(self, param_group: dict) -> None:
-        """torch's, then the group's lr, betas and weight_decay checked as the defaults are."""
-        super().add_param_group(param_group)
-        index = len(self.param_groups) - 1
+        """The group's lr, betas and weight_decay checked as the defaults are, before torch's adds
+        it: a refused group is not kept."""
+        index = len(self.param_groups)
         own = any(key in param_group for key in ("lr", "betas", "weight_decay", *WHOLE_OPTIMIZER))
-        check_hyper(self.param_groups[index], f" in parameter group {index}" if own else "")
+        check_hyper({**self.defaults, **param_group}, f" in parameter group {index}" if own else "")
+        super().add_param_group(param_group)
 
     def world_size(self) -> int:
         if self.process_group is None and not (dist.is_available() and dist.is_initialized()):

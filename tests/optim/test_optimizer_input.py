@@ -49,8 +49,9 @@ def test_add_param_group_checks_the_new_group_and_keeps_the_good_ones():
     opt = DistributedLion([param()], lr=0.1)
     with pytest.raises(ValueError, match="invalid learning rate -5 in parameter group 1"):
         opt.add_param_group({"params": [param(2)], "lr": -5})
+    assert len(opt.param_groups) == 1  # the refused group is not kept
     opt.add_param_group({"params": [param(2)], "lr": 0.5, "name": "head"})  # a key of the user's own: kept
-    assert [g["lr"] for g in opt.param_groups][-1] == 0.5 and opt.param_groups[-1]["name"] == "head"
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 0.5] and opt.param_groups[-1]["name"] == "head"
 
 
 def _mismatched(rank: int):
