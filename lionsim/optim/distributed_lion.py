@@ -177,13 +177,12 @@ class DistributedLion(Optimizer):
 
     def _check_same_parameters(self, comm: ProcessGroupComm) -> None:
         """Every rank holds the same groups of parameters of the same shapes, or every rank raises
-        (one MAX and one MIN all-reduce of a digest, on the first step): otherwise the ranks' payloads
+        (one MAX all-reduce of a digest and its negation, on the first step): otherwise the ranks' payloads
         differ in size and gloo aborts the process ("Received data size doesn't match expected size")."""
         shapes = [[tuple(p.shape) for p in group["params"]] for group in self.param_groups]
         digest = int.from_bytes(hashlib.sha256(repr(shapes).encode()).digest()[:7], "big")
-        mine = torch.tensor([digest], dtype=torch.int64)
-        most, least = comm.max_over_ranks(mine), -comm.max_over_ranks(-mine)
-        if int(most) != int(least):
+        most, least_negated = comm.max_over_ranks(torch.tensor([digest, -digest], dtype=torch.int64)).tolist()
+        if most != -least_negated:
             sizes = ", ".join(f"group {i}: {len(s)} tensors, {sum(math.prod(t) for t in s):,} parameters"
                               for i, s in enumerate(shapes))
             raise LionsimError(f"the ranks hold different parameters ({sizes} on rank {comm.rank}): every rank must "
