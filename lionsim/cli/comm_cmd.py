@@ -465,8 +465,7 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
     import torch
 
     import lionsim
-    from lionsim.group.hosts import by_host
-    from lionsim.group.hosts import shared_cores
+    from lionsim.group.hosts import by_host, shared_cores
     from lionsim.network.fit import FitConfig, Measured, error_summary, fit_profile, link_source
     from lionsim.network.profile import host_slow_line
     from lionsim.network.toml_out import profile_toml

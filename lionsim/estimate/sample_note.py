@@ -1,12 +1,13 @@
 """The caption's line where an image model took lionsim's default of one image a worker.
 
 Without --tokens-per-worker an estimate prices one sample a worker: a decoder's sequence, a ViT's or
-a counted preset's image (a model of your own, --model FILE.py:FUNC, its example input's batch). One image is no trainer's batch: data-parallel image training runs tens a
-GPU (Goyal et al. 2017, "Accurate, Large Minibatch SGD", arXiv 1706.02677: 32 images a GPU for
-ResNet-50 on ImageNet; tf_cnn_benchmarks' default for resnet50 is 64), and a step's compute grows
-with them while its exchange does not, so one image overstates every compressed run's speedup.
-lionsim keeps the one-sample default (the same rule for every model, and the figures it has
-printed) and says so where it matters most.
+a counted preset's image (a model of your own, --model FILE.py:FUNC, its example input's batch). One
+image is no trainer's batch: data-parallel image training runs tens a GPU (Goyal et al. 2017,
+"Accurate, Large Minibatch SGD", arXiv 1706.02677: 32 images a GPU for ResNet-50 on ImageNet;
+tf_cnn_benchmarks' default for resnet50 is 64), and a step's compute grows with them while its
+exchange does not, so one image overstates every compressed run's speedup. lionsim keeps the
+one-sample default (the same rule for every model, and the figures it has printed) and says so where
+it matters most.
 """
 
 from __future__ import annotations
