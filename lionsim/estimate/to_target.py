@@ -102,6 +102,7 @@ import numpy as np
 from lionsim.estimate.from_run import Measured, Reach
 from lionsim.forms import STEP, TRAINING
 from lionsim.numbers import in_words, plural
+from lionsim.reports.to_target import held_past_doubling
 from lionsim.strategies.core.form import META  # an option's rule (its `priced`)
 from lionsim.transports.base import TRANSPORTS
 
@@ -211,7 +212,7 @@ def one_doubling_on(line: Fit, workers: int) -> tuple[float, str]:
     (module doc): beyond it, its value at the nearest measured count. With where it was held ("beyond
     16", "below 2"; "" where the fit was used as it is)."""
     counts = line.counts
-    if len(counts) == 2 and not counts[0] / 2 <= workers <= 2 * counts[-1]:
+    if held_past_doubling(counts, workers):
         past, nearest = (f"beyond {2 * counts[-1]:,}", counts[-1]) if workers > counts[-1] else \
             (f"below {counts[0] / 2:,g}", counts[0])
         return line.at(nearest), past

@@ -43,6 +43,13 @@ SPEEDUP_BAND = ("speedup band: the baseline's time over this run's at both bands
 """The speedup band's rule in words, in the CLI caption and report.md (lionsim.estimate.to_target)."""
 
 
+def held_past_doubling(counts, workers: float) -> bool:
+    """Whether a fit through exactly 2 measured worker `counts` (ascending) is held at `workers`: it
+    is taken one doubling past them, no further (lionsim.estimate.to_target.one_doubling_on), which
+    to_target.png's caption says of the counts beyond."""
+    return len(counts) == 2 and not counts[0] / 2 <= workers <= 2 * counts[-1]
+
+
 def cell(value) -> str:
     """A text cell of a pivot, "-" where the pivot has none (NaN)."""
     return value if isinstance(value, str) else "-"

@@ -37,8 +37,8 @@ from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mar
                                                   speedup_axis, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, fit_title, mark_every, plain_log, run_colours, save,
                                          time_unit, title_with_caption)
-from lionsim.reports.to_target import (no_band_words, no_plot_reason, notes, speedup_band_text, status, unfit,
-                                      unfit_words)
+from lionsim.reports.to_target import (held_past_doubling, no_band_words, no_plot_reason, notes, speedup_band_text,
+                                      status, unfit, unfit_words)
 
 TO_TARGET_CROSSOVER = "to_target_crossover.csv"
 """The time to target's crossovers beside crossover.csv (an estimate --sweep with --from-run)."""
@@ -115,8 +115,7 @@ def _extrapolated_line(frame: pd.DataFrame) -> str:
         return ""
     if len(counts) == 1:
         return f"\nMeasured at {counts[0]:,} workers only: the figures at {_counts(beyond)} workers hold its ratios there."
-    # a trend through 2 counts goes one doubling on, no further (lionsim.estimate.to_target.one_doubling_on)
-    held = [w for w in beyond if len(counts) == 2 and not counts[0] / 2 <= w <= 2 * counts[-1]]
+    held = [w for w in beyond if held_past_doubling(counts, w)]
     extended = [w for w in beyond if w not in held]
     words = [f"the figure{'s' if len(extended) > 1 else ''} at {_counts(extended)} workers extend"
              f"{'' if len(extended) > 1 else 's'} the fits against log N"] if extended else []
