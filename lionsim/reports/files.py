@@ -179,8 +179,11 @@ def _one_line(err: Exception) -> str:
     return " ".join(str(err).split())
 
 
-def read_csv(path: Path, required: list[str]) -> pd.DataFrame:
-    """Read a lionsim CSV exactly (round-trip floats, names kept as text); bad files fail in one line."""
+def read_csv(path: Path, required: list[str], fix: str | None = None) -> pd.DataFrame:
+    """Read a lionsim CSV exactly (round-trip floats, names kept as text); bad files fail in one line.
+    `fix`: what the user does about a bad file, ending every such line (None: a truncated file's
+    says to rerun the command that wrote it, the others say nothing)."""
+    tail = f"; {fix}" if fix else ""
     text_dtypes = {c: str for c in [*TEXT_COLUMNS, "run", "baseline"]}  # absent ones are ignored
     # pandas 3 parses floats exactly by default and deprecates the option; pandas 2 needs it.
     exact = {"float_precision": "round_trip"} if _PANDAS_MAJOR < 3 else {}
@@ -188,13 +191,18 @@ def read_csv(path: Path, required: list[str]) -> pd.DataFrame:
         # Only empty cells are missing: a workload or network called "NA" or "null" stays text.
         df = pd.read_csv(path, dtype=text_dtypes, keep_default_na=False, na_values=[""], **exact)
     except FileNotFoundError:
-        raise LionsimError(f"{path} not found") from None
+        raise LionsimError(f"{path} not found{tail}") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as e:
-        raise LionsimError(f"malformed CSV {path}: {_one_line(e)}") from None
+        raise LionsimError(f"malformed CSV {path}: {_one_line(e)}{tail}") from None
     if _truncated(path):
         raise LionsimError(f"{path} is truncated or corrupt: its last line is incomplete (lionsim ends every CSV "
-                           "with a newline); rerun the command that wrote it")
-    check_columns(df, required, str(path))
+                           f"with a newline); {fix or 'rerun the command that wrote it'}")
+    try:
+        check_columns(df, required, str(path))
+    except LionsimError as e:
+        if not fix:
+            raise
+        raise LionsimError(f"{e}{tail}") from None
     return df
 
 

@@ -141,9 +141,5 @@ class CellStore:
         """A finished cell's steps.csv, read back exactly (the same frame on a fresh or resumed run). A
         bad one names its cell and the way out: the sweep's rerun skips a finished cell, so rerunning
         alone would read the same file again."""
-        try:
-            return read_csv(self.cells / cell_id / STEPS_FILE, STEP_COLUMNS)
-        except LionsimError as e:
-            said = str(e).removesuffix("; rerun the command that wrote it")
-            raise LionsimError(f"{said}; delete {self.cells / cell_id} and rerun the sweep, which trains that "
-                               "cell again") from None
+        return read_csv(self.cells / cell_id / STEPS_FILE, STEP_COLUMNS,
+                        fix=f"delete {self.cells / cell_id} and rerun the sweep, which trains that cell again")
